@@ -1,0 +1,161 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/failpass/failpass/internal/cli"
+)
+
+// TestMain lets the test binary double as the failpass command inside
+// scripts, so every script drives the real binary in a real process.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"failpass": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScript runs every testdata/script/*.txtar end to end against real git
+// repositories the scripts build.
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup:               setupScript,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mkrepo":    cmdMkrepo,
+			"snapshot":  cmdSnapshot,
+			"unchanged": cmdUnchanged,
+			"noleft":    cmdNoLeft,
+		},
+	})
+}
+
+// setupScript gives every script a private HOME and a git identity, and no
+// system or global git config from the machine running the tests.
+func setupScript(env *testscript.Env) error {
+	home := filepath.Join(env.WorkDir, ".home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		"HOME":                home,
+		"GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME":     "Test Author",
+		"GIT_AUTHOR_EMAIL":    "author@example.org",
+		"GIT_COMMITTER_NAME":  "Test Author",
+		"GIT_COMMITTER_EMAIL": "author@example.org",
+		"GIT_AUTHOR_DATE":     "2026-01-01T00:00:00Z",
+		"GIT_COMMITTER_DATE":  "2026-01-01T00:00:00Z",
+	} {
+		env.Setenv(k, v)
+	}
+	return nil
+}
+
+func git(ts *testscript.TestScript, dir string, args ...string) string {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = ts.MkAbs(dir)
+	cmd.Env = scriptEnv(ts)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		ts.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+	}
+	return string(out)
+}
+
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"HOME", "PATH", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+		"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"} {
+		env = append(env, k+"="+ts.Getenv(k))
+	}
+	return env
+}
+
+// mkrepo DIR [BRANCH]: make DIR (already holding the script's files) a git
+// repository with everything committed on BRANCH (default main).
+func cmdMkrepo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: mkrepo DIR [BRANCH]")
+	}
+	branch := "main"
+	if len(args) == 2 {
+		branch = args[1]
+	}
+	dir := args[0]
+	if err := os.MkdirAll(ts.MkAbs(dir), 0o755); err != nil {
+		ts.Fatalf("%v", err)
+	}
+	git(ts, dir, "init", "-q", "-b", branch)
+	git(ts, dir, "add", "-A")
+	git(ts, dir, "commit", "-q", "--allow-empty", "-m", "base")
+}
+
+// repoState is everything a failpass run must leave exactly as it was in
+// the user's checkout.
+func repoState(ts *testscript.TestScript, dir string) string {
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"rev-parse", "HEAD"},
+		{"symbolic-ref", "-q", "HEAD"},
+		{"status", "--porcelain=v1", "--untracked-files=all", "--ignored"},
+		{"ls-files", "-s"},
+		{"for-each-ref", "--format=%(refname) %(objectname)"},
+		{"stash", "list"},
+		{"worktree", "list", "--porcelain"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = ts.MkAbs(dir)
+		cmd.Env = scriptEnv(ts)
+		out, _ := cmd.Output()
+		b.WriteString(strings.Join(args, " ") + "\n" + string(out))
+	}
+	return b.String()
+}
+
+// snapshot DIR NAME: remember DIR's git state as NAME.
+func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: snapshot DIR NAME")
+	}
+	ts.Setenv("SNAPSHOT_"+args[1], repoState(ts, args[0]))
+}
+
+// unchanged DIR NAME: DIR's git state equals snapshot NAME.
+func cmdUnchanged(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: unchanged DIR NAME")
+	}
+	if now, was := repoState(ts, args[0]), ts.Getenv("SNAPSHOT_"+args[1]); now != was {
+		ts.Fatalf("repository %s changed:\nbefore:\n%s\nafter:\n%s", args[0], was, now)
+	}
+}
+
+// noleft DIR: failpass left no worktree and no scratch folder in DIR's git
+// common directory, and no process runs from inside it.
+func cmdNoLeft(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: noleft DIR")
+	}
+	wt := git(ts, args[0], "worktree", "list", "--porcelain")
+	if n := strings.Count(wt, "worktree "); n != 1 {
+		ts.Fatalf("%d worktrees left:\n%s", n, wt)
+	}
+	common := strings.TrimSpace(git(ts, args[0], "rev-parse", "--path-format=absolute", "--git-common-dir"))
+	entries, _ := os.ReadDir(filepath.Join(common, "failpass", "worktrees"))
+	if len(entries) > 0 {
+		ts.Fatalf("%d entries left in failpass/worktrees", len(entries))
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, p := range procs {
+		if cwd, err := os.Readlink(p); err == nil && strings.HasPrefix(cwd, filepath.Join(common, "failpass")) {
+			ts.Fatalf("a process still runs in %s (%s)", cwd, p)
+		}
+	}
+}

@@ -1,0 +1,23 @@
+package cli
+
+import "context"
+
+func recordCommands() []*command {
+	return []*command{
+		{name: "verify", summary: "verify a signed gate record without rerunning anything", run: runRecordVerify},
+	}
+}
+
+func budgetCommands() []*command {
+	return []*command{
+		{name: "suggest", summary: "count the repository files a stack trace names", run: runBudgetSuggest},
+	}
+}
+
+func runRecordVerify(ctx context.Context, env *Env, args []string) error {
+	return notBuilt("record verify")
+}
+func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
+	return notBuilt("budget suggest")
+}
+func runNote(ctx context.Context, env *Env, args []string) error { return notBuilt("note") }
