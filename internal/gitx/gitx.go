@@ -1,0 +1,156 @@
+// Package gitx owns every call failpass makes to git. Git is always the git
+// binary (its patch parser and apply are the truth), called through Command,
+// which disables everything a repository's config or a planted file could
+// make git execute.
+package gitx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// hardening is passed to every git call: no hooks, no fsmonitor, no
+// external diff or textconv, no clean/smudge or process filters, no pager,
+// no automatic maintenance. A card command or a fixer can write the
+// repository config; none of it may run inside failpass's own git calls.
+var hardening = []string{
+	"-c", "core.fsmonitor=false",
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.untrackedCache=false",
+	"-c", "diff.external=",
+	"-c", "core.pager=cat",
+	"-c", "gc.auto=0",
+	"-c", "maintenance.auto=false",
+	"-c", "filter.lfs.process=",
+	"-c", "protocol.file.allow=always",
+	"-c", "advice.detachedHead=false",
+	"-c", "color.ui=false",
+}
+
+// Error is a git command that failed: its arguments, exit code and stderr.
+type Error struct {
+	Args   []string
+	Exit   int
+	Stderr string
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return fmt.Sprintf("git %s: exit %d: %s", strings.Join(e.Args, " "), e.Exit, msg)
+}
+
+// ErrNoGit is returned when the git binary cannot be found.
+var ErrNoGit = errors.New("git is not installed or not on PATH")
+
+// Repo is a git repository failpass works in: the top of a working tree
+// (Dir) and the common git directory shared by all its worktrees.
+type Repo struct {
+	Dir       string // top level of the working tree
+	CommonDir string // absolute `git rev-parse --git-common-dir`
+}
+
+// NotRepoError says dir is not inside a git repository.
+type NotRepoError struct{ Dir string }
+
+func (e *NotRepoError) Error() string { return fmt.Sprintf("%s is not inside a git repository", e.Dir) }
+
+// UserFacing marks the error as the user's to fix.
+func (e *NotRepoError) UserFacing() bool { return true }
+
+// Open finds the repository containing dir.
+func Open(ctx context.Context, dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("repository folder: %w", err)
+	}
+	out, err := Command(ctx, abs, nil, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) {
+			return nil, &NotRepoError{Dir: abs}
+		}
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		return nil, &NotRepoError{Dir: abs}
+	}
+	return &Repo{Dir: lines[0], CommonDir: lines[1]}, nil
+}
+
+// Git runs git in the repository's working tree and returns stdout.
+func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
+	return Command(ctx, r.Dir, nil, args...)
+}
+
+// StateDir is where failpass keeps everything of its own for this
+// repository: <git common dir>/failpass/<sub>.
+func (r *Repo) StateDir(sub ...string) string {
+	return filepath.Join(append([]string{r.CommonDir, "failpass"}, sub...)...)
+}
+
+// Command runs `git <hardening> args...` in dir with stdin (may be nil) and
+// returns stdout. A non-zero exit is an *Error. The environment is the
+// process's, minus variables that would redirect git to another repository
+// or run programs (GIT_DIR, GIT_EXTERNAL_DIFF, ...).
+func Command(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	return CommandEnv(ctx, dir, stdin, nil, args...)
+}
+
+// CommandEnv is Command with extra environment entries (GIT_INDEX_FILE=...).
+func CommandEnv(ctx context.Context, dir string, stdin []byte, extraEnv []string, args ...string) ([]byte, error) {
+	path, err := exec.LookPath("git")
+	if err != nil {
+		return nil, ErrNoGit
+	}
+	full := append(append([]string{}, hardening...), args...)
+	cmd := exec.CommandContext(ctx, path, full...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(os.Environ()), extraEnv...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return stdout.Bytes(), &Error{Args: args, Exit: ee.ExitCode(), Stderr: stderr.String()}
+		}
+		return nil, fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return stdout.Bytes(), nil
+}
+
+// cleanEnv drops the variables through which an environment could point
+// git at another repository, index or program.
+func cleanEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "GIT_DIR", k == "GIT_WORK_TREE", k == "GIT_INDEX_FILE", k == "GIT_COMMON_DIR",
+			k == "GIT_OBJECT_DIRECTORY", k == "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+			k == "GIT_EXTERNAL_DIFF", k == "GIT_PAGER", k == "GIT_EDITOR",
+			k == "GIT_CONFIG", k == "GIT_CONFIG_PARAMETERS", k == "GIT_CONFIG_COUNT",
+			strings.HasPrefix(k, "GIT_CONFIG_KEY_"), strings.HasPrefix(k, "GIT_CONFIG_VALUE_"),
+			k == "GIT_EXEC_PATH", k == "GIT_TRACE", k == "GIT_NAMESPACE":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")
+}
