@@ -1,0 +1,3 @@
+module example.com/libparse
+
+go 1.21
