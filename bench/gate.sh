@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Benchmark: the whole `failpass gate` run on a trivial card (false / true /
+# true) and a one-file fix, against the floor a shell script reaches doing
+# the same work by hand (git worktree add, git apply, the four command runs,
+# git worktree remove), measured interleaved in the same run. Also: a diff
+# refused by a static rule. Prints medians and ratios.
+#
+# Usage: bench/gate.sh [ITERATIONS]   (default 21)
+set -euo pipefail
+n=${1:-21}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+go build -o "$work/failpass" "$here/../cmd/failpass"
+fp="$work/failpass"
+sandbox_flag=()
+if "$fp" gate -h 2>&1 | grep -q -- '-sandbox'; then sandbox_flag=(--sandbox=off); fi
+
+repo="$work/repo"
+mkdir -p "$repo"
+cd "$repo"
+git init -q -b main
+for i in $(seq 1 200); do printf 'line %d\n' "$i" > "file$i.txt"; done
+git add -A
+git -c user.name=b -c user.email=b@example.org commit -qm base
+sed -i 's/line 1$/line one/' file1.txt
+git diff > "$work/fix.diff"
+git checkout -q .
+mkdir -p .github
+printf 'x\n' > .github/evil.yml
+git add -N .github/evil.yml
+git diff > "$work/denied.diff"
+git reset -q; rm -rf .github
+
+cat > "$work/card.yml" <<'CARD'
+id: "BENCH-1"
+base_ref: "main"
+fail: {cmd: ["false"], expect_exit: 1}
+pass: {cmd: ["true"], expect_exit: 0}
+invariant: {cmd: ["true"], expect_exit: 0}
+budget: {max_files: 2, max_changed_lines: 10, deny_globs: [".github/**"]}
+CARD
+
+baseline() {
+  local wt="$work/wt"
+  git worktree add -q --detach "$wt" main
+  (cd "$wt" && git apply "$work/fix.diff")
+  (cd "$wt" && { false || true; } && true && true && true)
+  git worktree remove --force "$wt"
+}
+gate() { "$fp" gate --allow-unsigned "${sandbox_flag[@]}" --card "$work/card.yml" --diff "$work/fix.diff" >/dev/null 2>&1; }
+static() { "$fp" gate --allow-unsigned "${sandbox_flag[@]}" --card "$work/card.yml" --diff "$work/denied.diff" >/dev/null 2>&1 || true; }
+
+gate || { echo "bench: the honest diff did not pass"; "$fp" gate --allow-unsigned "${sandbox_flag[@]}" --card "$work/card.yml" --diff "$work/fix.diff"; exit 1; }
+
+ms() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
+b=(); g=(); s=()
+for i in $(seq 1 "$n"); do
+  b+=("$(ms baseline)"); g+=("$(ms gate)"); s+=("$(ms static)")
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+mb=$(median "${b[@]}"); mg=$(median "${g[@]}"); msx=$(median "${s[@]}")
+awk -v b="$mb" -v g="$mg" -v s="$msx" -v n="$n" 'BEGIN {
+  printf "iterations: %d (interleaved)\n", n
+  printf "baseline (worktree add + apply + 4 runs + remove): median %.1f ms\n", b/1000
+  printf "failpass gate, every rule:                          median %.1f ms  (%.2fx the baseline)\n", g/1000, g/b
+  printf "failpass gate, refused by budget.deny (static):     median %.1f ms\n", s/1000
+}'
