@@ -1,0 +1,171 @@
+package run
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Finding what a command left behind, without a PID namespace.
+//
+// A process-group kill misses a descendant that called setsid or setpgid.
+// failpass makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so
+// when such an escapee's parent dies it is re-parented to failpass instead
+// of init. After each command, reap walks /proc for children of failpass
+// that are neither failpass's own ordinary children (same process group
+// as failpass: git calls) nor the leader of a command still running, and
+// kills and reaps them, until none is left.
+//
+// Limits, documented rather than hidden:
+//   - an escapee whose parent is still alive when the command's group is
+//     killed is found only once that parent has died (the group kill
+//     usually sees to that); one whose parent escaped too is found in a
+//     later round;
+//   - with commands running in parallel, an escapee re-parented while
+//     another command is still running is killed by whichever command
+//     ends first;
+//   - a process that moved into failpass's own process group looks like a
+//     git call and is left alone;
+//   - every process failpass starts in a group of its own must be started
+//     by Run, which registers it; anything else in such a group would be
+//     taken for an escapee.
+//
+// The sandbox's PID namespace closes all of these.
+
+var (
+	reaperOnce sync.Once
+	liveMu     sync.Mutex
+	live       = map[int]bool{} // leaders (= process groups) of commands Run has started and not yet cleaned up
+)
+
+func sysProcAttr() *syscall.SysProcAttr {
+	// Pdeathsig: if failpass itself is killed (kill -9), the command's
+	// main process dies with it rather than run on in a worktree that the
+	// next run removes.
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+func enableReaper() {
+	reaperOnce.Do(func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+}
+
+func killGroup(pgid int) error { return syscall.Kill(-pgid, syscall.SIGKILL) }
+
+// startRegistered starts cmd and registers its pid under the same lock
+// reap holds, so a concurrent reap never takes a command that has just
+// started for an escapee.
+func startRegistered(cmd *exec.Cmd) error {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	err := cmd.Start()
+	if err == nil {
+		live[cmd.Process.Pid] = true
+	}
+	return err
+}
+
+// reapTimeout bounds the rounds of reap: SIGKILL takes effect within
+// microseconds, so only an uninterruptible process (a hung mount) is still
+// there after this long.
+const reapTimeout = 2 * time.Second
+
+// reap cleans up after the command whose leader was pgid: it kills and
+// reaps every child failpass adopted that belongs to no running command,
+// then unregisters pgid.
+func reap(pgid int) {
+	self, selfPgid := os.Getpid(), syscall.Getpgrp()
+	deadline := time.Now().Add(reapTimeout)
+	defer func() {
+		liveMu.Lock()
+		delete(live, pgid)
+		liveMu.Unlock()
+	}()
+	for {
+		pending := 0
+		liveMu.Lock()
+		for _, p := range children(self) {
+			if p.pgid == selfPgid || (live[p.pid] && p.pid != pgid) {
+				continue // a git call, or another command's leader: its owner waits for it
+			}
+			if p.state == 'Z' {
+				var ws syscall.WaitStatus
+				syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+				continue
+			}
+			if live[p.pgid] && p.pgid != pgid {
+				continue // still part of a running command; its own end kills it
+			}
+			syscall.Kill(p.pid, syscall.SIGKILL)
+			if p.pgid != pgid && p.pgid != selfPgid && p.pgid > 1 {
+				syscall.Kill(-p.pgid, syscall.SIGKILL) // the escapee's own group
+			}
+			pending++
+		}
+		liveMu.Unlock()
+		if pending == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+type procStat struct {
+	pid, ppid, pgid int
+	state           byte
+}
+
+// children lists the processes whose parent is ppid.
+func children(ppid int) []procStat {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	var out []procStat
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		p, ok := readStat(pid)
+		if ok && p.ppid == ppid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// readStat parses /proc/<pid>/stat. The command name is in parentheses and
+// may itself hold spaces and parentheses, so fields are counted from the
+// last ')'.
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseStat(pid, string(b))
+}
+
+func parseStat(pid int, s string) (procStat, bool) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 3 || len(f[0]) != 1 {
+		return procStat{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgid, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil {
+		return procStat{}, false
+	}
+	return procStat{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0]}, true
+}

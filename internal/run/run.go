@@ -1,0 +1,317 @@
+// Package run owns running one command: argv without a shell, a workdir
+// confined to a tree, a timeout, its own process group and a bounded log.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultMaxLog is the log cap when Spec.MaxLog is 0: enough for a test
+// run's failure output, small enough that a flood cannot fill the disk.
+const DefaultMaxLog = 1 << 20
+
+// DefaultTimeout is the per-command limit when Spec.Timeout is 0 (the
+// card's documented default).
+const DefaultTimeout = 10 * time.Minute
+
+// drainGrace is how long Run keeps reading the output pipe after the
+// command's process group was killed. Only a descendant Run could not
+// find (see reap_linux.go) can hold the pipe that long.
+const drainGrace = 2 * time.Second
+
+// waitDelay bounds Wait after a cancel: if the leader survives SIGKILL of
+// its group for this long (it cannot, short of a kernel hang), Wait gives up.
+const waitDelay = 5 * time.Second
+
+// Spec is one command to run. The sandbox extends it with fields of its
+// own; the zero value of every field is a safe default.
+type Spec struct {
+	Argv    []string
+	Root    string        // absolute; the tree the command is confined to
+	Workdir string        // relative to Root ("." default)
+	Env     []string      // full environment (KEY=VALUE); nil means a minimal default (PATH, HOME, LANG=C.UTF-8, TMPDIR)
+	Timeout time.Duration // 0 means DefaultTimeout (10m)
+	Log     string        // log file path ("" discards output)
+	MaxLog  int64         // 0 means DefaultMaxLog (1 MiB)
+}
+
+// Result is how a command ended. Output is never part of it: exit codes
+// are the only oracle.
+type Result struct {
+	Exit         int           // exit code; -1 when the process did not exit normally
+	Signal       string        // "killed", "terminated", ... when it died by a signal
+	TimedOut     bool          // killed because Spec.Timeout passed
+	Canceled     bool          // killed because the caller's context ended (SIGINT, SIGTERM)
+	Duration     time.Duration // from start until the command's main process ended
+	StartErr     error         // could not start (not found, not executable)
+	LogTruncated bool          // the log reached Spec.MaxLog; the rest was read and discarded
+	LogErr       error         // writing the log failed after the command started; the result stands
+
+	timeout time.Duration
+}
+
+// Inconclusive says the run proves nothing either way: it timed out, was
+// canceled, died by a signal, did not start, or exited 125 (a wrapper's
+// own failure, as in git bisect run), 126 (not executable) or 127 (not
+// found). A misspelt command must never "prove" a bug by failing.
+func (r Result) Inconclusive() bool {
+	return r.StartErr != nil || r.TimedOut || r.Canceled || r.Signal != "" || r.Exit < 0 ||
+		r.Exit == 125 || r.Exit == 126 || r.Exit == 127
+}
+
+// String says how the command ended, for humans: "exit 1", "timed out
+// after 10s", "killed by signal: terminated", "not started: ...".
+func (r Result) String() string {
+	switch {
+	case r.StartErr != nil:
+		return "not started: " + r.StartErr.Error()
+	case r.TimedOut:
+		return "timed out after " + r.timeout.String()
+	case r.Canceled:
+		return "canceled"
+	case r.Signal != "":
+		return "killed by signal: " + r.Signal
+	case r.Exit == 126:
+		return "exit 126 (not executable: inconclusive)"
+	case r.Exit == 127:
+		return "exit 127 (command not found: inconclusive)"
+	case r.Exit == 125:
+		return "exit 125 (inconclusive)"
+	}
+	return fmt.Sprintf("exit %d", r.Exit)
+}
+
+// WorkdirError is a workdir that is absolute, missing, not a folder, or
+// resolves (lexically or through a symlink) outside Spec.Root. Run returns
+// it before starting anything.
+type WorkdirError struct{ Workdir, Reason string }
+
+func (e *WorkdirError) Error() string { return fmt.Sprintf("workdir %q %s", e.Workdir, e.Reason) }
+
+// UserFacing marks the error as the card author's to fix.
+func (e *WorkdirError) UserFacing() bool { return true }
+
+// Hints says how to fix the card.
+func (e *WorkdirError) Hints() []string {
+	return []string{"a card's workdir is a folder inside the repository, relative to its top (\".\" for the top itself)"}
+}
+
+// Run runs s to completion and reports how it ended. The error is only for
+// problems before the command exists (empty argv, bad Root or Workdir,
+// unwritable log); everything about the command itself is in Result.
+//
+// The command runs in its own process group with stdin from /dev/null and
+// stdout and stderr interleaved into one pipe that is always drained. When
+// the main process ends (or the timeout passes, or ctx ends) the whole
+// group is killed, and so are descendants that left the group but were
+// re-parented to failpass (see reap_linux.go); Run returns within
+// drainGrace of that even when an escapee keeps the pipe open.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return Result{}, errors.New("run: empty argv")
+	}
+	dir, err := confine(s.Root, s.Workdir)
+	if err != nil {
+		return Result{}, err
+	}
+	env := s.Env
+	if env == nil {
+		env = defaultEnv()
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	maxLog := s.MaxLog
+	if maxLog <= 0 {
+		maxLog = DefaultMaxLog
+	}
+	log, err := openLog(s.Log, maxLog)
+	if err != nil {
+		return Result{}, err
+	}
+	defer log.Close()
+
+	res := Result{Exit: -1, timeout: timeout}
+	path, err := resolveArgv0(s.Argv[0], dir, env)
+	if err != nil {
+		res.StartErr = err
+		fmt.Fprintf(log, "failpass: not started: %v\n", err)
+		return res.withLog(log), nil
+	}
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("run: output pipe: %w", err)
+	}
+	defer pr.Close()
+
+	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, path)
+	cmd.Args = append([]string(nil), s.Argv...)
+	cmd.Dir = dir
+	cmd.Env = env
+	// One pipe for both streams: the log interleaves them in the order the
+	// command wrote them, and no exec copying goroutine can block Wait.
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = waitDelay
+
+	enableReaper()
+	start := time.Now()
+	err = startRegistered(cmd)
+	pw.Close()
+	if err != nil {
+		res.StartErr = err
+		res.Canceled = ctx.Err() != nil
+		fmt.Fprintf(log, "failpass: not started: %v\n", err)
+		return res.withLog(log), nil
+	}
+	drained := make(chan struct{})
+	go func() {
+		io.Copy(log, pr) // log never fails a write, so this reads to EOF
+		close(drained)
+	}()
+
+	cmd.Wait()
+	res.Duration = time.Since(start)
+	pid := cmd.Process.Pid
+	// The main process is gone; whatever it left behind in its group (the
+	// "sleep 300 &" of a fail command) goes with it.
+	killGroup(pid)
+	reap(pid)
+
+	pr.SetReadDeadline(time.Now().Add(drainGrace))
+	<-drained
+
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case ws.Exited():
+			res.Exit = ws.ExitStatus()
+		case ws.Signaled():
+			res.Signal = ws.Signal().String()
+			switch {
+			case ctx.Err() != nil:
+				res.Canceled = true
+			case errors.Is(context.Cause(tctx), errTimedOut):
+				res.TimedOut = true
+			}
+		}
+	}
+	return res.withLog(log), nil
+}
+
+var errTimedOut = errors.New("run: command timed out")
+
+// withLog closes the log and records what happened to it in r.
+func (r Result) withLog(l *logWriter) Result {
+	l.Close()
+	r.LogTruncated, r.LogErr = l.truncated, l.err
+	return r
+}
+
+// confine resolves workdir against root and refuses anything that ends up
+// outside root, lexically ("../x") or through a symlink inside the tree.
+// It returns the real path, so the command starts exactly where it was
+// checked.
+func confine(root, workdir string) (string, error) {
+	if workdir == "" {
+		workdir = "."
+	}
+	if !filepath.IsAbs(root) {
+		return "", fmt.Errorf("run: root %q is not an absolute path", root)
+	}
+	switch {
+	case strings.ContainsRune(workdir, 0):
+		return "", &WorkdirError{workdir, "contains a NUL byte"}
+	case filepath.IsAbs(workdir):
+		return "", &WorkdirError{workdir, "is absolute; it must be relative to the repository's top folder"}
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("run: root: %w", err)
+	}
+	joined := filepath.Join(realRoot, workdir)
+	if !within(realRoot, joined) {
+		return "", &WorkdirError{workdir, "leads outside the worktree"}
+	}
+	real, err := filepath.EvalSymlinks(joined)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", &WorkdirError{workdir, "does not exist in the worktree"}
+		}
+		return "", &WorkdirError{workdir, "cannot be resolved: " + err.Error()}
+	}
+	if !within(realRoot, real) {
+		return "", &WorkdirError{workdir, "resolves through a symlink to a folder outside the worktree"}
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", &WorkdirError{workdir, "cannot be read: " + err.Error()}
+	}
+	if !fi.IsDir() {
+		return "", &WorkdirError{workdir, "is not a folder"}
+	}
+	return real, nil
+}
+
+// within says whether p is root or below it; both are clean and absolute.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// resolveArgv0 finds the program. A name with a slash is a path relative
+// to the workdir; a bare name is looked up on the PATH of the command's
+// own environment, skipping relative PATH entries, so a file planted in
+// the workdir is never picked up by accident.
+func resolveArgv0(name, dir string, env []string) (string, error) {
+	if strings.ContainsRune(name, '/') {
+		if filepath.IsAbs(name) {
+			return name, nil
+		}
+		return filepath.Join(dir, name), nil
+	}
+	path := "/usr/local/bin:/usr/bin:/bin" // execvp's default when PATH is unset
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v // the last one wins, as in the child's dedup'd environment
+		}
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+}
+
+// defaultEnv is the environment of a Spec without one: enough to find
+// programs and a home, nothing of the tool's own secrets.
+func defaultEnv() []string {
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	home := os.Getenv("HOME")
+	if home == "" {
+		home = "/"
+	}
+	return []string{"PATH=" + path, "HOME=" + home, "LANG=C.UTF-8", "TMPDIR=" + os.TempDir()}
+}
