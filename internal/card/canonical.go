@@ -1,0 +1,157 @@
+package card
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gowebpki/jcs"
+)
+
+// The canonical form is JSON with the card's YAML field names. Optional
+// fields that are absent are omitted; workdir, timeout and env are always
+// present (env as {} when empty), so a card that spells out a default and
+// one that leaves it out sign the same bytes.
+type canonCard struct {
+	ID        string        `json:"id"`
+	Origin    string        `json:"origin,omitempty"`
+	BaseRef   string        `json:"base_ref,omitempty"`
+	BaseSHA   string        `json:"base_sha,omitempty"`
+	Expires   string        `json:"expires,omitempty"`
+	Fail      canonCommand  `json:"fail"`
+	Pass      canonCommand  `json:"pass"`
+	Invariant canonCommand  `json:"invariant"`
+	Budget    canonBudget   `json:"budget"`
+	Sandbox   *canonSandbox `json:"sandbox,omitempty"`
+	Signoff   *canonSignoff `json:"signoff,omitempty"`
+}
+
+type canonCommand struct {
+	Workdir    string            `json:"workdir"`
+	Cmd        []string          `json:"cmd"`
+	ExpectExit int               `json:"expect_exit"`
+	Timeout    string            `json:"timeout"`
+	Env        map[string]string `json:"env"`
+}
+
+type canonBudget struct {
+	MaxFiles        int      `json:"max_files"`
+	MaxChangedLines int      `json:"max_changed_lines"`
+	DenyGlobs       []string `json:"deny_globs,omitempty"`
+}
+
+type canonSandbox struct {
+	Require []string `json:"require"`
+}
+
+type canonSignoff struct {
+	At       string     `json:"at"`
+	Tool     string     `json:"tool"`
+	Decision string     `json:"decision"`
+	Runs     []canonRun `json:"runs"`
+}
+
+type canonRun struct {
+	Role       string `json:"role"`
+	Exit       int    `json:"exit"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// Canonical returns the card's signed bytes: RFC 8785 (JCS) JSON of the
+// card without signatures and annotations, so signing and annotating never
+// change them. The card is validated first (it must survive Marshal and
+// Parse), so only a card failpass would execute has canonical bytes.
+func (c *Card) Canonical() ([]byte, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	cc := canonCard{
+		ID: c.ID, Origin: c.Origin, BaseRef: c.BaseRef, BaseSHA: c.BaseSHA,
+		Fail:      canonCmd(c.Fail),
+		Pass:      canonCmd(c.Pass),
+		Invariant: canonCmd(c.Invariant),
+		Budget: canonBudget{
+			MaxFiles:        c.Budget.MaxFiles,
+			MaxChangedLines: c.Budget.MaxChangedLines,
+			DenyGlobs:       c.Budget.DenyGlobs,
+		},
+	}
+	if c.Expires != nil {
+		cc.Expires = formatTime(*c.Expires)
+	}
+	if c.Sandbox != nil && len(c.Sandbox.Require) > 0 {
+		cc.Sandbox = &canonSandbox{Require: c.Sandbox.Require}
+	}
+	if s := c.Signoff; s != nil {
+		cs := &canonSignoff{At: s.At, Tool: s.Tool, Decision: s.Decision, Runs: []canonRun{}}
+		for _, r := range s.Runs {
+			cs.Runs = append(cs.Runs, canonRun(r))
+		}
+		cc.Signoff = cs
+	}
+	raw, err := json.Marshal(cc)
+	if err != nil {
+		return nil, fmt.Errorf("canonical card: %w", err)
+	}
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, fmt.Errorf("canonical card: %w", err)
+	}
+	return out, nil
+}
+
+func canonCmd(c Command) canonCommand {
+	env := map[string]string{}
+	for k, v := range c.Env {
+		env[k] = v
+	}
+	return canonCommand{
+		Workdir:    workdir(c.Workdir),
+		Cmd:        c.Cmd,
+		ExpectExit: c.ExpectExit,
+		Timeout:    formatDuration(timeout(c.Timeout)),
+		Env:        env,
+	}
+}
+
+// Digest is "sha256:<hex>" of Canonical: the card_digest of gate output.
+func (c *Card) Digest() (string, error) {
+	b, err := c.Canonical()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// Validate reports whether the card, however it was built, is one Parse
+// accepts: it parses the card's own Marshal output. Errors name the file
+// "<card>" and positions in that output.
+func (c *Card) Validate() error {
+	b, err := Marshal(c)
+	if err != nil {
+		return err
+	}
+	_, err = Parse("<card>", b)
+	return err
+}
+
+// formatDuration writes a duration the shortest way time.ParseDuration
+// reads back: "10m" rather than Go's "10m0s".
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func formatTime(t time.Time) string {
+	return t.UTC().Format(time.RFC3339Nano)
+}

@@ -1,0 +1,223 @@
+// Package card owns the contract card: its model, strict YAML decoding and
+// validation, canonical signed bytes, digest and effective budget.
+package card
+
+import (
+	"slices"
+	"strconv"
+	"time"
+)
+
+// MaxSize bounds a card file. A card names three commands and a budget;
+// anything near this size is a mistake or an attack, refused as a
+// *ParseError wrapping ErrTooLarge.
+const MaxSize = 256 << 10
+
+// Defaults for fields a card may leave out.
+const (
+	DefaultWorkdir = "."
+	DefaultTimeout = 10 * time.Minute
+)
+
+// Bounds of numeric fields. Budgets fit in 32 bits; durations in
+// milliseconds stay below 2^53 so the canonical JSON number (an IEEE double
+// under RFC 8785) is exact.
+const (
+	MaxTimeout    = 24 * time.Hour
+	MaxBudget     = 1<<31 - 1
+	MaxDurationMS = 1<<53 - 1
+)
+
+// Role names one of the card's three commands.
+type Role string
+
+// The card's roles, in the order the gate runs them on the base.
+const (
+	RoleFail      Role = "fail"
+	RolePass      Role = "pass"
+	RoleInvariant Role = "invariant"
+)
+
+// Roles lists every role in card order.
+var Roles = []Role{RoleFail, RolePass, RoleInvariant}
+
+// Sandbox requirements a card may name in sandbox.require.
+var SandboxRequirements = []string{"network", "filesystem", "processes", "resources"}
+
+// Command is one of the card's commands: an argv run in a workdir relative
+// to the repository root, with the exit code it must produce.
+type Command struct {
+	// Workdir is relative, clean, and has no ".." segment; "." is the root.
+	Workdir string
+	// Cmd is the argv; Cmd[0] is the program. Never run through a shell
+	// unless the argv itself names one.
+	Cmd        []string
+	ExpectExit int
+	// Timeout is positive and at most MaxTimeout; zero means DefaultTimeout
+	// (Parse always fills it in).
+	Timeout time.Duration
+	// Env adds variables to the command's environment; nil when none.
+	Env map[string]string
+}
+
+// Budget is the hard limit on what a patch may change.
+type Budget struct {
+	MaxFiles        int
+	MaxChangedLines int
+	// DenyGlobs are pathglob patterns no change may touch.
+	DenyGlobs []string
+}
+
+// Sandbox lists the isolation a gate must apply before running the card's
+// commands (see SandboxRequirements).
+type Sandbox struct {
+	Require []string
+}
+
+// Run is one run recorded at sign-off: the role, its exit code, how long it
+// took.
+type Run struct {
+	Role       string
+	Exit       int
+	DurationMS int64
+}
+
+// Signoff records the decision table's outcome when the card was signed. It
+// is part of the signed bytes.
+type Signoff struct {
+	// At is an RFC 3339 time, kept as written.
+	At   string
+	Tool string
+	// Decision is always "sign": no other row of the table signs.
+	Decision string
+	Runs     []Run
+}
+
+// Signature is one SSHSIG over the card's canonical bytes. Signatures are
+// not part of the signed bytes.
+type Signature struct {
+	Principal string
+	Signature string
+}
+
+// Tightening is what an annotation does to the budget: it may only lower
+// limits and add deny globs. Nil limits leave the signed limit alone.
+type Tightening struct {
+	MaxFiles, MaxChangedLines *int
+	DenyGlobs                 []string
+}
+
+// Annotation is a reviewer's note on a signed card; not part of the signed
+// bytes, so it may only tighten.
+type Annotation struct {
+	By, At, Note string
+	Tighten      *Tightening
+}
+
+// Card is a decoded, validated contract card. Empty optional fields are
+// zero (empty string, nil); Parse never returns empty non-nil slices or
+// maps, so two cards that mean the same compare equal.
+type Card struct {
+	ID, Origin, BaseRef, BaseSHA string
+	// Expires is in UTC.
+	Expires               *time.Time
+	Fail, Pass, Invariant Command
+	Budget                Budget
+	Sandbox               *Sandbox
+	Signoff               *Signoff
+	Signatures            []Signature
+	Annotations           []Annotation
+}
+
+// Command returns the command of role r, or the zero Command for an
+// unknown role.
+func (c *Card) Command(r Role) Command {
+	switch r {
+	case RoleFail:
+		return c.Fail
+	case RolePass:
+		return c.Pass
+	case RoleInvariant:
+		return c.Invariant
+	}
+	return Command{}
+}
+
+// EffectiveBudget is the signed budget after every annotation: each limit
+// is the minimum of the signed one and every tightening, and the deny globs
+// are the union (signed first, then in annotation order, without repeats).
+func (c *Card) EffectiveBudget() Budget {
+	b := Budget{
+		MaxFiles:        c.Budget.MaxFiles,
+		MaxChangedLines: c.Budget.MaxChangedLines,
+	}
+	add := func(globs []string) {
+		for _, g := range globs {
+			if !slices.Contains(b.DenyGlobs, g) {
+				b.DenyGlobs = append(b.DenyGlobs, g)
+			}
+		}
+	}
+	add(c.Budget.DenyGlobs)
+	for _, a := range c.Annotations {
+		t := a.Tighten
+		if t == nil {
+			continue
+		}
+		if t.MaxFiles != nil && *t.MaxFiles < b.MaxFiles {
+			b.MaxFiles = *t.MaxFiles
+		}
+		if t.MaxChangedLines != nil && *t.MaxChangedLines < b.MaxChangedLines {
+			b.MaxChangedLines = *t.MaxChangedLines
+		}
+		add(t.DenyGlobs)
+	}
+	return b
+}
+
+// Warnings lists what is valid but probably wrong with the card, in a fixed
+// order. None of them stops a gate.
+func (c *Card) Warnings() []string {
+	var w []string
+	if !slices.Equal(c.Pass.Cmd, c.Fail.Cmd) {
+		w = append(w, "the pass command is not the fail command: the same test failing on the base and passing on the patch is the cheapest honest oracle")
+	} else if workdir(c.Pass.Workdir) != workdir(c.Fail.Workdir) {
+		w = append(w, "the pass command runs in another workdir than the fail command")
+	}
+	if slices.Equal(c.Invariant.Cmd, c.Pass.Cmd) && workdir(c.Invariant.Workdir) == workdir(c.Pass.Workdir) {
+		w = append(w, "the invariant command is the pass command: it checks nothing more; name a nearby suite")
+	}
+	if c.Fail.ExpectExit == 0 {
+		w = append(w, "fail.expect_exit is 0: the fail command should fail on the base")
+	}
+	if c.Pass.ExpectExit != 0 {
+		w = append(w, "pass.expect_exit is not 0: the pass command should pass on the patch")
+	}
+	if c.Invariant.ExpectExit != 0 {
+		w = append(w, "invariant.expect_exit is not 0: the invariant should pass on both trees")
+	}
+	for _, r := range Roles {
+		switch e := c.Command(r).ExpectExit; e {
+		case 125, 126, 127:
+			w = append(w, string(r)+".expect_exit is "+strconv.Itoa(e)+": exits 125, 126 and 127 are inconclusive and never satisfy a rule")
+		}
+	}
+	if len(c.EffectiveBudget().DenyGlobs) == 0 {
+		w = append(w, "budget.deny_globs is empty: build, CI and docs files are unprotected")
+	}
+	return w
+}
+
+func workdir(w string) string {
+	if w == "" {
+		return DefaultWorkdir
+	}
+	return w
+}
+
+func timeout(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultTimeout
+	}
+	return d
+}

@@ -1,0 +1,131 @@
+package card
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Marshal writes c as YAML that Parse accepts and reads back as an equal
+// card: fixed key order, every string double-quoted (so no value is ever
+// read as a number, boolean, null or timestamp), defaults for timeout and
+// env left out. Comments of the original file are not kept.
+func Marshal(c *Card) ([]byte, error) {
+	if c == nil {
+		return nil, errors.New("marshal card: nil card")
+	}
+	var b strings.Builder
+	kv := func(indent, key, val string) { fmt.Fprintf(&b, "%s%s: %s\n", indent, key, val) }
+	kv("", "id", q(c.ID))
+	if c.Origin != "" {
+		kv("", "origin", q(c.Origin))
+	}
+	if c.BaseRef != "" {
+		kv("", "base_ref", q(c.BaseRef))
+	}
+	if c.BaseSHA != "" {
+		kv("", "base_sha", q(c.BaseSHA))
+	}
+	if c.Expires != nil {
+		kv("", "expires", q(formatTime(*c.Expires)))
+	}
+	for _, r := range Roles {
+		cmd := c.Command(r)
+		b.WriteString(string(r) + ":\n")
+		kv("  ", "workdir", q(workdir(cmd.Workdir)))
+		kv("  ", "cmd", list(cmd.Cmd))
+		kv("  ", "expect_exit", strconv.Itoa(cmd.ExpectExit))
+		if t := timeout(cmd.Timeout); t != DefaultTimeout {
+			kv("  ", "timeout", q(formatDuration(t)))
+		}
+		if len(cmd.Env) > 0 {
+			b.WriteString("  env:\n")
+			keys := make([]string, 0, len(cmd.Env))
+			for k := range cmd.Env {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				kv("    ", q(k), q(cmd.Env[k]))
+			}
+		}
+	}
+	b.WriteString("budget:\n")
+	kv("  ", "max_files", strconv.Itoa(c.Budget.MaxFiles))
+	kv("  ", "max_changed_lines", strconv.Itoa(c.Budget.MaxChangedLines))
+	if len(c.Budget.DenyGlobs) > 0 {
+		kv("  ", "deny_globs", list(c.Budget.DenyGlobs))
+	}
+	if c.Sandbox != nil && len(c.Sandbox.Require) > 0 {
+		b.WriteString("sandbox:\n")
+		kv("  ", "require", list(c.Sandbox.Require))
+	}
+	if s := c.Signoff; s != nil {
+		b.WriteString("signoff:\n")
+		kv("  ", "at", q(s.At))
+		kv("  ", "tool", q(s.Tool))
+		kv("  ", "decision", q(s.Decision))
+		if len(s.Runs) == 0 {
+			kv("  ", "runs", "[]")
+		} else {
+			b.WriteString("  runs:\n")
+			for _, r := range s.Runs {
+				fmt.Fprintf(&b, "    - {role: %s, exit: %d, duration_ms: %d}\n", q(r.Role), r.Exit, r.DurationMS)
+			}
+		}
+	}
+	if len(c.Signatures) > 0 {
+		b.WriteString("signatures:\n")
+		for _, s := range c.Signatures {
+			kv("  - ", "principal", q(s.Principal))
+			kv("    ", "signature", q(s.Signature))
+		}
+	}
+	if len(c.Annotations) > 0 {
+		b.WriteString("annotations:\n")
+		for _, a := range c.Annotations {
+			kv("  - ", "by", q(a.By))
+			kv("    ", "at", q(a.At))
+			kv("    ", "note", q(a.Note))
+			if t := a.Tighten; t != nil {
+				if t.MaxFiles == nil && t.MaxChangedLines == nil && len(t.DenyGlobs) == 0 {
+					kv("    ", "tighten", "{}")
+					continue
+				}
+				b.WriteString("    tighten:\n")
+				if t.MaxFiles != nil {
+					kv("      ", "max_files", strconv.Itoa(*t.MaxFiles))
+				}
+				if t.MaxChangedLines != nil {
+					kv("      ", "max_changed_lines", strconv.Itoa(*t.MaxChangedLines))
+				}
+				if len(t.DenyGlobs) > 0 {
+					kv("      ", "deny_globs", list(t.DenyGlobs))
+				}
+			}
+		}
+	}
+	return []byte(b.String()), nil
+}
+
+// q double-quotes s. Go's escapes (\n, \t, \", \\, \xNN, \uNNNN,
+// \UNNNNNNNN) are all valid in a YAML double-quoted scalar and mean the same.
+// Invalid UTF-8 is written raw instead, so Parse refuses it rather than
+// reading Go's byte escapes as different characters.
+func q(s string) string {
+	if !utf8.ValidString(s) {
+		return `"` + s + `"`
+	}
+	return strconv.Quote(s)
+}
+
+func list(items []string) string {
+	qs := make([]string, len(items))
+	for i, s := range items {
+		qs[i] = q(s)
+	}
+	return "[" + strings.Join(qs, ", ") + "]"
+}
