@@ -1,0 +1,241 @@
+package patch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/failpass/failpass/internal/gitx"
+)
+
+// Read returns the static change set of a diff, before any worktree
+// exists. The diff is read twice: by a strict scan of its raw headers and
+// by git's own patch parser (git apply --numstat --summary -z, run in an
+// empty folder outside any repository, so no tree is touched). The scan's
+// reading is rendered the way git prints it and must match git's output
+// byte for byte; any disagreement (git normalizing "+++ /etc/x" to
+// "etc/x", git skipping prose around a patch, a header git reads another
+// way) is refused.
+//
+// Errors: *Error with Rule diff.parse (not a pure patch, oversize, git
+// disagrees) or diff.path (an unsafe path); other errors are trouble
+// (git missing, a temp folder that cannot be made).
+//
+// The change set has the modes the patch states; ResolveModes fills in
+// the rest from the base tree.
+func Read(ctx context.Context, diff []byte) (*ChangeSet, error) {
+	if len(diff) > MaxSize {
+		return nil, &Error{Rule: RuleParse, Msg: fmt.Sprintf("the diff is %d bytes, over the %d-byte limit", len(diff), MaxSize),
+			Hint: "split the change into smaller patches"}
+	}
+	secs, err := scan(diff)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPaths(secs); err != nil {
+		return nil, err
+	}
+	if err := checkSections(secs); err != nil {
+		return nil, err
+	}
+	for _, s := range secs {
+		if err := s.symlink(); err != nil {
+			return nil, err
+		}
+	}
+	got, err := gitNumstatSummary(ctx, diff)
+	if err != nil {
+		return nil, err
+	}
+	if err := agree(secs, got); err != nil {
+		return nil, err
+	}
+	cs := &ChangeSet{Files: make([]File, len(secs))}
+	for i, s := range secs {
+		cs.Files[i] = s.File
+	}
+	return cs, nil
+}
+
+// symlink sets Symlink and SymlinkTarget where the patch's own modes say
+// the file is a symlink (ResolveModes covers files whose mode only the base
+// tree knows).
+func (s *section) symlink() error {
+	switch {
+	case s.Status == Deleted:
+		s.Symlink = s.OldMode == ModeSymlink
+		return nil
+	case s.NewMode == ModeSymlink:
+		s.Symlink = true
+	default:
+		return nil
+	}
+	if s.hunks == 0 {
+		if s.OldMode == ModeSymlink || s.Status == Renamed || s.Status == Copied {
+			return nil // content unchanged: ResolveModes reads the target from the base
+		}
+		return parseErr(s.line, hintHeader, "%q becomes a symlink but the patch does not give its target", s.NewPath)
+	}
+	return s.takeTarget()
+}
+
+// takeTarget moves the hunk's one new-side line into SymlinkTarget.
+func (s *section) takeTarget() error {
+	switch {
+	case !s.hasTarget || s.hunkNewSide != 1:
+		return parseErr(s.line, hintHeader, "symlink %q: the new target must be the hunk's only new line", s.NewPath)
+	case s.targetNL:
+		return parseErr(s.line, "a symlink's target has no trailing newline; the line needs \"\\ No newline at end of file\"", "symlink %q: target ends with a newline", s.NewPath)
+	case s.target == "":
+		return parseErr(s.line, hintHeader, "symlink %q: empty target", s.NewPath)
+	}
+	s.SymlinkTarget = s.target
+	return nil
+}
+
+// gitNumstatSummary runs git's patch parser on the diff alone.
+func gitNumstatSummary(ctx context.Context, diff []byte) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "failpass-patch-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	env := []string{
+		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir), // never find a repository above
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null", // the reading may not depend on anyone's config
+		"HOME=" + dir,
+	}
+	out, err := gitx.CommandEnv(ctx, dir, diff, env,
+		"apply", "--numstat", "--summary", "-z", "--whitespace=nowarn", "-")
+	if err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			msg := strings.TrimSpace(ge.Stderr)
+			if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+				msg = msg[i+1:] // git's fatal line comes last
+			}
+			return nil, &Error{Rule: RuleParse, Msg: "git apply cannot read the diff: " + msg, Hint: hintPure}
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// render prints sections the way git apply --numstat --summary -z does:
+// every numstat record (NUL-terminated, raw name), then every summary line
+// (newline-terminated, raw names).
+func render(secs []*section) []byte {
+	var b bytes.Buffer
+	for _, s := range secs {
+		if s.gitBinary {
+			b.WriteString("-\t-\t")
+		} else {
+			fmt.Fprintf(&b, "%d\t%d\t", s.Added, s.Deleted)
+		}
+		name := s.NewPath
+		if name == "" {
+			name = s.OldPath
+		}
+		b.WriteString(name)
+		b.WriteByte(0)
+	}
+	for _, s := range secs {
+		b.WriteString(summaryLine(s))
+	}
+	return b.Bytes()
+}
+
+// summaryLine is git's summary_patch_list for one patch.
+func summaryLine(s *section) string {
+	modeChange := func(name bool) string {
+		if !s.modeChange {
+			return ""
+		}
+		if name {
+			return fmt.Sprintf(" mode change %s => %s %s\n", s.OldMode, s.NewMode, s.NewPath)
+		}
+		return fmt.Sprintf(" mode change %s => %s\n", s.OldMode, s.NewMode)
+	}
+	fileMode := func(verb, mode, name string) string {
+		if mode != "" {
+			return fmt.Sprintf(" %s mode %s %s\n", verb, mode, name)
+		}
+		return fmt.Sprintf(" %s %s\n", verb, name)
+	}
+	switch s.Status {
+	case Added:
+		return fileMode("create", s.NewMode, s.NewPath)
+	case Deleted:
+		return fileMode("delete", s.OldMode, s.OldPath)
+	case Renamed, Copied:
+		verb := "rename"
+		if s.Status == Copied {
+			verb = "copy"
+		}
+		// git prints a common leading folder once: "a/{x => y}".
+		oldRest, newRest := s.OldPath, s.NewPath
+		for {
+			io, in := strings.IndexByte(oldRest, '/'), strings.IndexByte(newRest, '/')
+			if io < 0 || in < 0 || io != in || oldRest[:io] != newRest[:in] {
+				break
+			}
+			oldRest, newRest = oldRest[io+1:], newRest[in+1:]
+		}
+		var line string
+		if prefix := s.OldPath[:len(s.OldPath)-len(oldRest)]; prefix != "" {
+			line = fmt.Sprintf(" %s %s{%s => %s} (%d%%)\n", verb, prefix, oldRest, newRest, s.score)
+		} else {
+			line = fmt.Sprintf(" %s %s => %s (%d%%)\n", verb, s.OldPath, s.NewPath, s.score)
+		}
+		return line + modeChange(false)
+	}
+	line := ""
+	if s.rewrite && s.score > 0 {
+		line = fmt.Sprintf(" rewrite %s (%d%%)\n", s.NewPath, s.score)
+	}
+	return line + modeChange(!(s.rewrite && s.score > 0))
+}
+
+// agree compares git's output with the rendering of the scan and names the
+// first file they disagree on.
+func agree(secs []*section, got []byte) error {
+	want := render(secs)
+	if bytes.Equal(got, want) {
+		return nil
+	}
+	hint := "failpass only accepts a diff that git reads exactly as written; regenerate it with `git diff`"
+	gotRecs, gotSummary := splitOutput(got, len(secs))
+	wantRecs, wantSummary := splitOutput(want, len(secs))
+	if len(gotRecs) != len(wantRecs) {
+		return &Error{Rule: RuleParse, Hint: hint,
+			Msg: fmt.Sprintf("git reads %d patches in the diff, failpass reads %d", len(gotRecs), len(wantRecs))}
+	}
+	for i := range wantRecs {
+		if gotRecs[i] != wantRecs[i] {
+			return &Error{Rule: RuleParse, Line: secs[i].line, Hint: hint,
+				Msg: fmt.Sprintf("diff line %d: git reads this patch as %q, failpass as %q", secs[i].line, gotRecs[i], wantRecs[i])}
+		}
+	}
+	return &Error{Rule: RuleParse, Hint: hint,
+		Msg: fmt.Sprintf("git summarizes the diff as %q, failpass as %q", gotSummary, wantSummary)}
+}
+
+// splitOutput separates up to n numstat records from the summary text.
+func splitOutput(out []byte, n int) ([]string, string) {
+	var recs []string
+	rest := out
+	for {
+		i := bytes.IndexByte(rest, 0)
+		if i < 0 || bytes.IndexByte(rest[:i], '\n') >= 0 {
+			break
+		}
+		recs = append(recs, string(rest[:i]))
+		rest = rest[i+1:]
+	}
+	return recs, string(rest)
+}
