@@ -1,0 +1,36 @@
+package sign
+
+import "testing"
+
+func TestDecide(t *testing.T) {
+	ok := func(code int) Outcome { return Outcome{Exit: code} }
+	lost := Outcome{Inconclusive: true}
+	for _, tc := range []struct {
+		name      string
+		fail      []Outcome
+		expect    int
+		invariant Outcome
+		want      Decision
+		expectInv int
+	}{
+		{"all agree, invariant passes", []Outcome{ok(1), ok(1), ok(1)}, 1, ok(0), DecisionSign, 0},
+		{"single run", []Outcome{ok(3)}, 3, ok(0), DecisionSign, 0},
+		{"one run in three fails", []Outcome{ok(1), ok(0), ok(1)}, 1, ok(0), DecisionNondeterministic, 0},
+		{"one run timed out", []Outcome{ok(1), lost, ok(1)}, 1, ok(0), DecisionNondeterministic, 0},
+		{"inconclusive beats stale", []Outcome{ok(0), lost}, 1, ok(0), DecisionNondeterministic, 0},
+		{"disagreement beats stale", []Outcome{ok(0), ok(0), ok(2)}, 1, ok(0), DecisionNondeterministic, 0},
+		{"no runs", nil, 1, ok(0), DecisionNondeterministic, 0},
+		{"already passes", []Outcome{ok(0), ok(0), ok(0)}, 1, ok(0), DecisionStale, 0},
+		{"stale beats dirty", []Outcome{ok(0), ok(0)}, 1, ok(1), DecisionStale, 0},
+		{"wrong code", []Outcome{ok(2), ok(2), ok(2)}, 1, ok(0), DecisionMismatch, 0},
+		{"mismatch beats dirty", []Outcome{ok(2), ok(2)}, 1, ok(1), DecisionMismatch, 0},
+		{"invariant fails", []Outcome{ok(1), ok(1), ok(1)}, 1, ok(1), DecisionDirty, 0},
+		{"invariant inconclusive", []Outcome{ok(1), ok(1), ok(1)}, 1, lost, DecisionDirty, 0},
+		{"invariant exit 0 when card expects 3", []Outcome{ok(1)}, 1, ok(0), DecisionDirty, 3},
+	} {
+		got := Decide(tc.fail, tc.expect, tc.invariant, tc.expectInv)
+		if got.Decision != tc.want || got.Reason == "" {
+			t.Errorf("%s: Decide(%v, %d, %v, %d) = %+v, want %s", tc.name, tc.fail, tc.expect, tc.invariant, tc.expectInv, got, tc.want)
+		}
+	}
+}
