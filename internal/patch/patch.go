@@ -73,6 +73,11 @@ func (f File) Paths() []string {
 // the order of the patch.
 type ChangeSet struct {
 	Files []File
+
+	// lineTargets holds, by index into Files, the one new-side line of a
+	// patch whose new content is a single line without a newline: the
+	// target, should the base tree say the file is a symlink.
+	lineTargets map[int]string
 }
 
 // Paths returns every path a change touches (both sides of renames and

@@ -54,9 +54,12 @@ func Read(ctx context.Context, diff []byte) (*ChangeSet, error) {
 	if err := agree(secs, got); err != nil {
 		return nil, err
 	}
-	cs := &ChangeSet{Files: make([]File, len(secs))}
+	cs := &ChangeSet{Files: make([]File, len(secs)), lineTargets: map[int]string{}}
 	for i, s := range secs {
 		cs.Files[i] = s.File
+		if s.hasTarget && s.hunkNewSide == 1 && !s.targetNL && s.target != "" {
+			cs.lineTargets[i] = s.target
+		}
 	}
 	return cs, nil
 }

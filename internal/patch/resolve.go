@@ -1,0 +1,149 @@
+package patch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/failpass/failpass/internal/gitx"
+)
+
+// treeEntry is one `git ls-tree` entry of the base.
+type treeEntry struct {
+	mode, typ, oid string
+}
+
+// lsTree returns the base tree's entries at exactly the given paths.
+func lsTree(ctx context.Context, repo *gitx.Repo, base string, paths []string) (map[string]treeEntry, error) {
+	out := map[string]treeEntry{}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	args := append([]string{"ls-tree", "-z", "--full-tree", base, "--"}, paths...)
+	raw, err := gitx.CommandEnv(ctx, repo.Dir, nil, []string{"GIT_LITERAL_PATHSPECS=1"}, args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range bytes.Split(raw, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, name, ok := strings.Cut(string(rec), "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			return nil, fmt.Errorf("git ls-tree: unexpected record %q", rec)
+		}
+		out[name] = treeEntry{mode: f[0], typ: f[1], oid: f[2]}
+	}
+	return out, nil
+}
+
+// ResolveModes completes the change set from the base tree, which knows
+// what a patch need not say: the mode of a file the patch changes without
+// a mode line (so a hand-written diff cannot edit a symlink's target while
+// passing it off as a text file), and the target of a symlink renamed or
+// copied without a content change. It refuses (*Error, rule diff.apply) a
+// patch that does not fit the base: a changed, deleted, renamed or copied
+// file missing from it, a created file already in it, a mode line that
+// contradicts it, or a path below a file or symlink of the base (git apply
+// refuses to write beyond a symlink; failpass refuses before running
+// anything).
+func (cs *ChangeSet) ResolveModes(ctx context.Context, repo *gitx.Repo, base string) error {
+	want := map[string]bool{}
+	for _, f := range cs.Files {
+		for _, p := range f.Paths() {
+			want[p] = true
+			for d := path.Dir(p); d != "."; d = path.Dir(d) {
+				want[d] = true
+			}
+		}
+	}
+	var paths []string
+	for p := range want {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	tree, err := lsTree(ctx, repo, base, paths)
+	if err != nil {
+		return err
+	}
+	refuse := func(format string, args ...any) error {
+		return &Error{Rule: RuleApply, Msg: fmt.Sprintf(format, args...),
+			Hint: "make the diff against the card's base commit (" + base + ")"}
+	}
+	created := map[string]bool{}
+	for i := range cs.Files {
+		f := &cs.Files[i]
+		for _, p := range f.Paths() {
+			for d := path.Dir(p); d != "."; d = path.Dir(d) {
+				if e, ok := tree[d]; ok && e.typ != "tree" {
+					return refuse("%s is below %s, which is not a folder in the base (mode %s)", p, d, e.mode)
+				}
+			}
+		}
+		if f.Status == Added {
+			if _, ok := tree[f.NewPath]; ok && !created[f.NewPath] {
+				if !deletedEarlier(cs.Files[:i], f.NewPath) {
+					return refuse("the diff creates %s, which already exists in the base", f.NewPath)
+				}
+			}
+			created[f.NewPath] = true
+			continue
+		}
+		e, ok := tree[f.OldPath]
+		if !ok || e.typ == "tree" {
+			return refuse("the diff changes %s, which is not a file in the base", f.OldPath)
+		}
+		if (f.Status == Renamed || f.Status == Copied) && !created[f.NewPath] {
+			if _, exists := tree[f.NewPath]; exists && !deletedEarlier(cs.Files[:i], f.NewPath) {
+				return refuse("the diff writes %s over a file of the base", f.NewPath)
+			}
+		}
+		if f.OldMode != "" && f.OldMode != e.mode {
+			return refuse("the diff says %s has mode %s, the base has %s", f.OldPath, f.OldMode, e.mode)
+		}
+		f.OldMode = e.mode
+		if f.Status == Deleted {
+			f.Symlink = e.mode == ModeSymlink
+			f.Submodule = f.Submodule || e.mode == ModeGitlink
+			continue
+		}
+		if f.NewMode == "" {
+			f.NewMode = e.mode
+		}
+		f.Submodule = f.Submodule || e.mode == ModeGitlink
+		if f.NewMode != ModeSymlink {
+			continue
+		}
+		f.Symlink = true
+		if f.SymlinkTarget != "" {
+			continue
+		}
+		if t, ok := cs.lineTargets[i]; ok {
+			f.SymlinkTarget = t
+			continue
+		}
+		if f.Added+f.Deleted > 0 {
+			return &Error{Rule: RuleParse, Hint: hintHeader,
+				Msg: fmt.Sprintf("symlink %s: the patch changes it but does not give its new target as one line", f.NewPath)}
+		}
+		target, err := gitx.Command(ctx, repo.Dir, nil, "cat-file", "blob", e.oid)
+		if err != nil {
+			return err
+		}
+		f.SymlinkTarget = string(target)
+	}
+	return nil
+}
+
+func deletedEarlier(files []File, p string) bool {
+	for _, f := range files {
+		if (f.Status == Deleted || f.Status == Renamed) && f.OldPath == p {
+			return true
+		}
+	}
+	return false
+}
