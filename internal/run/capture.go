@@ -1,0 +1,174 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// OutputLimitError says a command wrote more than Capture's maxOut bytes
+// to stdout. Capture kills the command's group at that point; the Result
+// beside this error still says how it ended.
+type OutputLimitError struct{ Max int64 }
+
+func (e *OutputLimitError) Error() string {
+	return fmt.Sprintf("run: command wrote more than %d bytes to stdout", e.Max)
+}
+
+var errOutputLimit = errors.New("run: output limit")
+
+// Capture is Run for a command that speaks a protocol (a model adapter):
+// stdin comes from the given bytes, stdout is captured up to maxOut bytes,
+// and stderr alone goes to the bounded log. Everything else (no shell,
+// confinement, timeout, process-group kill, escapee reaping, Wait always
+// returning) is Run's.
+//
+// A command that writes more than maxOut bytes is killed at once: the
+// returned stdout holds the first maxOut bytes and the error is an
+// *OutputLimitError. Any other error is, as for Run, a problem before the
+// command exists.
+func Capture(ctx context.Context, s Spec, stdin []byte, maxOut int64) ([]byte, Result, error) {
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return nil, Result{}, errors.New("run: empty argv")
+	}
+	if maxOut <= 0 {
+		return nil, Result{}, errors.New("run: capture needs a positive output limit")
+	}
+	dir, err := confine(s.Root, s.Workdir)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	env := s.Env
+	if env == nil {
+		env = defaultEnv()
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	maxLog := s.MaxLog
+	if maxLog <= 0 {
+		maxLog = DefaultMaxLog
+	}
+	log, err := openLog(s.Log, maxLog)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	defer log.Close()
+
+	res := Result{Exit: -1, timeout: timeout}
+	path, err := resolveArgv0(s.Argv[0], dir, env)
+	if err != nil {
+		res.StartErr = err
+		fmt.Fprintf(log, "failpass: not started: %v\n", err)
+		return nil, res.withLog(log), nil
+	}
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, Result{}, fmt.Errorf("run: stdout pipe: %w", err)
+	}
+	defer outR.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		return nil, Result{}, fmt.Errorf("run: stderr pipe: %w", err)
+	}
+	defer errR.Close()
+
+	tctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, errTimedOut)
+	defer cancelTimeout()
+	// overflow ends the command when stdout passes maxOut; it is told
+	// apart from the timeout and the caller's cancel by its cause.
+	octx, overflow := context.WithCancelCause(tctx)
+	defer overflow(nil)
+	cmd := exec.CommandContext(octx, path)
+	cmd.Args = append([]string(nil), s.Argv...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdout = outW
+	cmd.Stderr = errW
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = waitDelay
+
+	enableReaper()
+	start := time.Now()
+	err = startRegistered(cmd)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		res.StartErr = err
+		res.Canceled = ctx.Err() != nil
+		fmt.Fprintf(log, "failpass: not started: %v\n", err)
+		return nil, res.withLog(log), nil
+	}
+
+	var out bytes.Buffer
+	over := false
+	outDone := make(chan struct{})
+	go func() {
+		defer close(outDone)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := outR.Read(buf)
+			if n > 0 && !over {
+				room := maxOut - int64(out.Len())
+				if int64(n) > room {
+					out.Write(buf[:room])
+					over = true
+					overflow(errOutputLimit)
+				} else {
+					out.Write(buf[:n])
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	errDone := make(chan struct{})
+	go func() {
+		io.Copy(log, errR)
+		close(errDone)
+	}()
+
+	cmd.Wait()
+	res.Duration = time.Since(start)
+	pid := cmd.Process.Pid
+	killGroup(pid)
+	reap(pid)
+
+	deadline := time.Now().Add(drainGrace)
+	outR.SetReadDeadline(deadline)
+	errR.SetReadDeadline(deadline)
+	<-outDone
+	<-errDone
+
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case ws.Exited():
+			res.Exit = ws.ExitStatus()
+		case ws.Signaled():
+			res.Signal = ws.Signal().String()
+			switch {
+			case ctx.Err() != nil:
+				res.Canceled = true
+			case errors.Is(context.Cause(tctx), errTimedOut):
+				res.TimedOut = true
+			}
+		}
+	}
+	res = res.withLog(log)
+	if over {
+		return out.Bytes(), res, &OutputLimitError{Max: maxOut}
+	}
+	return out.Bytes(), res, nil
+}
