@@ -1,0 +1,111 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/failpass/failpass/internal/run"
+)
+
+// commandAdapter runs a cmd: program: no shell, no arguments, the request
+// on stdin, FAILPASS_ROLE in its environment, in the folder its role
+// states, with a timeout, its stdout captured up to MaxReply.
+type commandAdapter struct {
+	program string // absolute
+	opts    Options
+}
+
+func newCommand(program string, opts Options) (*commandAdapter, error) {
+	fi, err := os.Stat(program)
+	if err != nil {
+		return nil, &ConfigError{Msg: fmt.Sprintf("cmd: program %s: %v", program, errors.Unwrap(err)),
+			Hint: "give the path of an executable file (relative to the current folder), e.g. cmd:./reviewer"}
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return nil, &ConfigError{Msg: fmt.Sprintf("cmd: program %s is not an executable file", program),
+			Hint: fmt.Sprintf("chmod +x %s", program)}
+	}
+	return &commandAdapter{program: program, opts: opts}, nil
+}
+
+// Call runs the program once. A non-zero exit, a timeout or a start
+// failure is an *AdapterError (a fixer's non-zero exit means "no change",
+// which Fix reads from it); stdout over MaxReply is an *OversizeError.
+func (c *commandAdapter) Call(ctx context.Context, role Role, request []byte, workdir string) ([]byte, error) {
+	if len(request) > MaxRequest {
+		return nil, &OversizeError{What: "request", Limit: MaxRequest}
+	}
+	root := workdir
+	if root == "" {
+		// A role with no working folder gets an empty one of its own, so
+		// the program never starts in (and never writes to) the user's
+		// checkout.
+		tmp, err := os.MkdirTemp("", "failpass-"+string(role)+"-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		root = tmp
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	env := append(append([]string(nil), c.baseEnv()...), "FAILPASS_ROLE="+string(role))
+	spec := "cmd:" + c.program
+	out, res, err := run.Capture(ctx, run.Spec{
+		Argv:    []string{c.program},
+		Root:    root,
+		Env:     env,
+		Timeout: c.opts.Timeout,
+	}, request, c.opts.MaxReply)
+	var lim *run.OutputLimitError
+	if errors.As(err, &lim) {
+		return nil, &OversizeError{What: spec + " output", Limit: c.opts.MaxReply}
+	}
+	if err != nil {
+		return nil, &AdapterError{Spec: spec, Role: role, Exit: -1, Reason: err.Error(), Err: err}
+	}
+	ae := &AdapterError{Spec: spec, Role: role, Exit: res.Exit, TimedOut: res.TimedOut, Reason: res.String()}
+	switch {
+	case res.StartErr != nil:
+		ae.Err = res.StartErr
+		return nil, ae
+	case res.TimedOut:
+		ae.Reason = fmt.Sprintf("timed out after %s", c.opts.Timeout)
+		return nil, ae
+	case res.Canceled:
+		ae.Err = ctx.Err()
+		return nil, ae
+	case res.Signal != "" || res.Exit != 0:
+		return nil, ae
+	}
+	return out, nil
+}
+
+// baseEnv is the program's environment without FAILPASS_ROLE: the caller's
+// Options.Env, or a minimal one. The tool's own variables (an API key) are
+// not passed on unless the caller says so.
+func (c *commandAdapter) baseEnv() []string {
+	var out []string
+	for _, kv := range c.opts.Env {
+		if len(kv) >= len("FAILPASS_ROLE=") && kv[:len("FAILPASS_ROLE=")] == "FAILPASS_ROLE=" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	if out == nil {
+		path := c.opts.Getenv("PATH")
+		if path == "" {
+			path = "/usr/local/bin:/usr/bin:/bin"
+		}
+		out = []string{"PATH=" + path, "LANG=C.UTF-8"}
+		if h := c.opts.Getenv("HOME"); h != "" {
+			out = append(out, "HOME="+h)
+		}
+	}
+	return out
+}

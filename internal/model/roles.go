@@ -1,0 +1,356 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/failpass/failpass/internal/gitx"
+)
+
+// RequestSchemaVersion is the version of failpass's own requests (draft,
+// fix, decide).
+const RequestSchemaVersion = "1.0"
+
+// DraftRequest is what a drafter gets. An openai/ drafter receives Prompt
+// alone (exactly what `failpass prompt` prints); a cmd: drafter gets the
+// whole request as JSON and may use the parts.
+type DraftRequest struct {
+	SchemaVersion string `json:"schema_version"`
+	Prompt        string `json:"prompt"`
+	Card          string `json:"card"`
+	DiffStat      string `json:"diff_stat,omitempty"`
+	Stack         string `json:"stack,omitempty"`
+}
+
+// ValidationFailure is one failed validation command the fixer should
+// address.
+type ValidationFailure struct {
+	Name       string `json:"name"`
+	Command    string `json:"command"`
+	Scope      string `json:"scope"` // "focused" | "full"
+	LogExcerpt string `json:"log_excerpt"`
+}
+
+// FixBudget is what the fixer may spend. Card fields are present when the
+// loop runs under a card; ProtectedPaths are its oracle files.
+type FixBudget struct {
+	RemainingCycles int      `json:"remaining_cycles"`
+	MaxFiles        *int     `json:"max_files,omitempty"`
+	MaxChangedLines *int     `json:"max_changed_lines,omitempty"`
+	DenyGlobs       []string `json:"deny_globs,omitempty"`
+	ProtectedPaths  []string `json:"protected_paths,omitempty"`
+}
+
+// FixRequest is what a fixer reads (INTERFACES.md, role protocol): the
+// accepted findings as the reviewer wrote them, validation failures, the
+// change contract (the invocation's, passed through) and the budget.
+type FixRequest struct {
+	SchemaVersion      string              `json:"schema_version"`
+	InvocationID       string              `json:"invocation_id"`
+	Cycle              int                 `json:"cycle"`
+	HeadSHA            string              `json:"head_sha"`
+	ComparisonBaseSHA  string              `json:"comparison_base_sha"`
+	Findings           []Finding           `json:"findings"`
+	ValidationFailures []ValidationFailure `json:"validation_failures"`
+	ChangeContract     json.RawMessage     `json:"change_contract"`
+	Budget             FixBudget           `json:"budget"`
+}
+
+// DecideRequest is what a decider reads.
+type DecideRequest struct {
+	SchemaVersion  string          `json:"schema_version"`
+	Findings       []Finding       `json:"findings"`
+	ChangeContract json.RawMessage `json:"change_contract"`
+	Budget         FixBudget       `json:"budget"`
+}
+
+// Disposition is a decider's call on one finding.
+type Disposition struct {
+	FindingID   string `json:"finding_id"`
+	Disposition string `json:"disposition"` // accepted | rejected | deferred
+	Rationale   string `json:"rationale"`
+}
+
+var budgetSchema = obj([]string{"remaining_cycles"}, map[string]*schema{
+	"remaining_cycles":  integer(0),
+	"max_files":         integer(1),
+	"max_changed_lines": integer(1),
+	"deny_globs":        strList(0),
+	"protected_paths":   strList(0),
+})
+
+var fixRequestSchema = obj(
+	[]string{"schema_version", "invocation_id", "cycle", "head_sha", "comparison_base_sha", "findings",
+		"validation_failures", "change_contract", "budget"},
+	map[string]*schema{
+		"schema_version":      constString(RequestSchemaVersion),
+		"invocation_id":       str(1),
+		"cycle":               integer(1),
+		"head_sha":            sha(),
+		"comparison_base_sha": sha(),
+		"findings":            arr(findingSchema, 0),
+		"validation_failures": arr(obj([]string{"name", "command", "scope", "log_excerpt"}, map[string]*schema{
+			"name": str(1), "command": str(1), "scope": enum("focused", "full"), "log_excerpt": str(0),
+		}), 0),
+		"change_contract": openObj(),
+		"budget":          budgetSchema,
+	})
+
+var decideRequestSchema = obj([]string{"schema_version", "findings", "change_contract", "budget"}, map[string]*schema{
+	"schema_version":  constString(RequestSchemaVersion),
+	"findings":        arr(findingSchema, 1),
+	"change_contract": openObj(),
+	"budget":          budgetSchema,
+})
+
+var decideReplySchema = obj([]string{"dispositions"}, map[string]*schema{
+	"dispositions": arr(obj([]string{"finding_id", "disposition", "rationale"}, map[string]*schema{
+		"finding_id":  id(),
+		"disposition": enum("accepted", "rejected", "deferred"),
+		"rationale":   str(1),
+	}), 0),
+})
+
+var draftRequestSchema = obj([]string{"schema_version", "prompt", "card"}, map[string]*schema{
+	"schema_version": constString(RequestSchemaVersion),
+	"prompt":         str(1),
+	"card":           str(1),
+	"diff_stat":      str(0),
+	"stack":          str(0),
+})
+
+// Marshal returns the request's JSON after checking it.
+func (r *FixRequest) Marshal() ([]byte, error) {
+	q := *r
+	if q.Findings == nil {
+		q.Findings = []Finding{}
+	}
+	if q.ValidationFailures == nil {
+		q.ValidationFailures = []ValidationFailure{}
+	}
+	if len(q.Findings) == 0 && len(q.ValidationFailures) == 0 {
+		return nil, errors.New("fix request: nothing to fix (no findings, no validation failures)")
+	}
+	return marshalChecked("fix request", fixRequestSchema, &q)
+}
+
+// Marshal returns the request's JSON after checking it.
+func (r *DecideRequest) Marshal() ([]byte, error) {
+	return marshalChecked("decide request", decideRequestSchema, r)
+}
+
+// Marshal returns the request's JSON after checking it.
+func (r *DraftRequest) Marshal() ([]byte, error) {
+	return marshalChecked("draft request", draftRequestSchema, r)
+}
+
+func marshalChecked(doc string, s *schema, v any) ([]byte, error) {
+	data, err := marshalJSON(v)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := validateSchema(doc, s, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// ParseDispositions reads a decider's reply and refuses it unless it
+// gives exactly one disposition, with a rationale, to every finding asked
+// about and to nothing else.
+func ParseDispositions(reply []byte, findings []Finding) ([]Disposition, error) {
+	body, rerr := jsonBody(RoleDecider, reply)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if _, err := validateSchema("decider reply", decideReplySchema, body); err != nil {
+		return nil, &RefusedError{Role: RoleDecider, Reason: "the reply does not match its schema", Details: err.(*SchemaError).details()}
+	}
+	var out struct {
+		Dispositions []Disposition `json:"dispositions"`
+	}
+	if err := decodeInto(body, &out); err != nil {
+		return nil, refuse(RoleDecider, "the reply cannot be decoded: %v", err)
+	}
+	asked := map[string]bool{}
+	for _, f := range findings {
+		asked[f.ID] = true
+	}
+	got := map[string]bool{}
+	for _, d := range out.Dispositions {
+		switch {
+		case !asked[d.FindingID]:
+			return nil, refuse(RoleDecider, "a disposition names finding %q, which was not asked about", d.FindingID)
+		case got[d.FindingID]:
+			return nil, refuse(RoleDecider, "finding %q has two dispositions", d.FindingID)
+		}
+		got[d.FindingID] = true
+	}
+	for _, f := range findings {
+		if !got[f.ID] {
+			return nil, refuse(RoleDecider, "finding %q has no disposition", f.ID)
+		}
+	}
+	return out.Dispositions, nil
+}
+
+// jsonBody takes a JSON reply, bare or as the only content of one fenced
+// block (a chat model's habit); anything else around it is refused.
+func jsonBody(role Role, reply []byte) ([]byte, *RefusedError) {
+	t := bytes.TrimSpace(reply)
+	if len(t) == 0 {
+		return nil, refuse(role, "the reply is empty")
+	}
+	if t[0] == '{' {
+		return t, nil
+	}
+	lines := splitLines(string(t))
+	if ch, n, _, ok := fenceOpen(lines[0]); ok && len(lines) >= 2 && fenceClose(lines[len(lines)-1], ch, n) {
+		return []byte(strings.Join(lines[1:len(lines)-1], "")), nil
+	}
+	return nil, refuse(role, "the reply is not one JSON object")
+}
+
+// Draft asks a drafter for a diff and extracts it. The caller checks the
+// prose (CheckProse) and the budget before writing the diff anywhere.
+func Draft(ctx context.Context, a Adapter, req *DraftRequest) (*Reply, error) {
+	data, err := req.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	reply, err := a.Call(ctx, RoleDrafter, data, "")
+	if err != nil {
+		return nil, err
+	}
+	return ExtractDiff(reply)
+}
+
+// Review hands a reviewer the packet in snapshot (a read-only tree of the
+// exact head) and returns its result, validated against the packet's
+// binding and the required lenses.
+func Review(ctx context.Context, a Adapter, p *ReviewPacket, snapshot string, lenses []string) (*ReviewResult, error) {
+	data, err := p.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	reply, err := a.Call(ctx, RoleReviewer, data, snapshot)
+	if err != nil {
+		return nil, err
+	}
+	body, rerr := jsonBody(RoleReviewer, reply)
+	if rerr != nil {
+		return nil, rerr
+	}
+	return ValidateResult(body, BindingOf(p, lenses))
+}
+
+// Decide asks a decider for the disposition of every finding.
+func Decide(ctx context.Context, a Adapter, req *DecideRequest) ([]Disposition, error) {
+	data, err := req.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	reply, err := a.Call(ctx, RoleDecider, data, "")
+	if err != nil {
+		return nil, err
+	}
+	return ParseDispositions(reply, req.Findings)
+}
+
+// FixOutcome is what a fixer did in the attempt's worktree.
+type FixOutcome struct {
+	// Changed: the worktree now holds the fixer's change (edited in place,
+	// or its diff applied by failpass). When false nothing was changed and
+	// Reason says why.
+	Changed bool
+	// Diff is the diff the fixer wrote on stdout, nil when it edited files.
+	Diff   []byte
+	Reason string
+}
+
+// Fix runs a fixer in worktree (the attempt's, writable) and leaves its
+// change there, uncommitted: a fixer either edits files and exits 0, or
+// edits nothing and writes one unified diff, which Fix applies. A non-zero
+// exit means "no change". Refused (and the worktree left for the caller
+// to discard): exit 0 with no change, edits and a diff both, a diff that
+// does not apply, a commit or a moved HEAD.
+func Fix(ctx context.Context, a Adapter, req *FixRequest, worktree string) (*FixOutcome, error) {
+	data, err := req.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	head, err := gitx.Command(ctx, worktree, nil, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	if dirty, err := worktreeDirty(ctx, worktree); err != nil {
+		return nil, err
+	} else if dirty {
+		return nil, fmt.Errorf("fix: worktree %s is not clean before the fixer ran", worktree)
+	}
+	reply, err := a.Call(ctx, RoleFixer, data, worktree)
+	var ae *AdapterError
+	if errors.As(err, &ae) && ae.Exit > 0 && !ae.TimedOut {
+		return &FixOutcome{Reason: fmt.Sprintf("the fixer made no change (%s)", ae.Reason)}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	after, err := gitx.Command(ctx, worktree, nil, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(head, after) {
+		return nil, refuse(RoleFixer, "the fixer moved HEAD (it must never commit)")
+	}
+	dirty, err := worktreeDirty(ctx, worktree)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(reply)) == 0 {
+		if !dirty {
+			return nil, refuse(RoleFixer, "the fixer exited 0 but changed nothing")
+		}
+		return &FixOutcome{Changed: true}, nil
+	}
+	if dirty {
+		return nil, refuse(RoleFixer, "the fixer both edited files and wrote a diff")
+	}
+	r, err := ExtractDiff(reply)
+	if err != nil {
+		var re *RefusedError
+		if errors.As(err, &re) {
+			re.Role = RoleFixer
+		}
+		return nil, err
+	}
+	// git apply refuses paths outside the worktree and through symlinks;
+	// the loop's budget check on the cumulative diff judges the rest.
+	if _, err := gitx.Command(ctx, worktree, r.Diff, "apply", "--check", "-"); err != nil {
+		return nil, refuse(RoleFixer, "the fixer's diff does not apply: %s", gitReason(err))
+	}
+	if _, err := gitx.Command(ctx, worktree, r.Diff, "apply", "-"); err != nil {
+		return nil, refuse(RoleFixer, "the fixer's diff does not apply: %s", gitReason(err))
+	}
+	return &FixOutcome{Changed: true, Diff: r.Diff}, nil
+}
+
+func worktreeDirty(ctx context.Context, dir string) (bool, error) {
+	out, err := gitx.Command(ctx, dir, nil, "status", "--porcelain", "-z", "--untracked-files=all")
+	if err != nil {
+		return false, err
+	}
+	return len(out) > 0, nil
+}
+
+func gitReason(err error) string {
+	var ge *gitx.Error
+	if errors.As(err, &ge) {
+		return clip(ge.Stderr, maxErrorText)
+	}
+	return err.Error()
+}
