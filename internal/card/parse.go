@@ -161,8 +161,9 @@ func (p *parser) parse() (*Card, error) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
+		// The document node sits at its "---" marker.
 		line, col := extra.Line, extra.Column
-		if len(extra.Content) > 0 {
+		if line == 0 && len(extra.Content) > 0 {
 			line, col = extra.Content[0].Line, extra.Content[0].Column
 		}
 		return nil, p.errAt(line, col, "", "a second YAML document", "a card file holds exactly one document: remove the \"---\" and what follows")
@@ -220,13 +221,20 @@ func (p *parser) plain(n *yaml.Node, field string) error {
 	if n.Anchor != "" {
 		return p.errNode(n, field, "YAML anchors are not allowed", "remove &"+n.Anchor+" and write every value out in full")
 	}
-	if n.Style&yaml.TaggedStyle != 0 || p.sourceAt(n) == '!' {
+	if n.Style&yaml.TaggedStyle != 0 || (p.sourceAt(n) == '!' && !startsWithChild(n)) {
 		return p.errNode(n, field, "explicit YAML tags are not allowed", "remove the tag; quote strings instead")
 	}
 	if n.Tag == "!!merge" {
 		return p.errNode(n, field, "YAML merge keys (<<) are not allowed", "write every key out in full")
 	}
 	return nil
+}
+
+// startsWithChild reports a block collection that starts where its first
+// child does: a "!" there belongs to the child, which is checked itself.
+func startsWithChild(n *yaml.Node) bool {
+	return (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && len(n.Content) > 0 &&
+		n.Content[0].Line == n.Line && n.Content[0].Column == n.Column
 }
 
 func (p *parser) sourceAt(n *yaml.Node) byte {
@@ -379,7 +387,9 @@ func (p *parser) integer(n *yaml.Node, field string, lo, hi int64, rangeMsg stri
 	if err := p.plain(n, field); err != nil {
 		return 0, err
 	}
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Style != 0 {
+	// yaml.v3 resolves a decimal too large for int64 as a float.
+	isInt := n.Tag == "!!int" || (n.Tag == "!!float" && decimal.MatchString(n.Value))
+	if n.Kind != yaml.ScalarNode || !isInt || n.Style != 0 {
 		hint := "write a whole number in decimal, without quotes"
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && decimal.MatchString(n.Value) {
 			hint = "remove the quotes: " + n.Value
