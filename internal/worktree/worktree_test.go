@@ -1,0 +1,531 @@
+package worktree
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/run"
+)
+
+const childEnv = "FAILPASS_WORKTREE_TEST_CHILD"
+
+// TestMain isolates git from the machine's config, and lets the test
+// binary double as a failpass run that gets killed with -9.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(childEnv); dir != "" {
+		killedChild(dir)
+		return
+	}
+	home, _ := os.MkdirTemp("", "worktree-test-home")
+	os.Setenv("HOME", home)
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
+
+// killedChild is the child half of TestGCAfterKill: it makes a worktree,
+// starts a command in it whose grandchild outlives it, says where, and
+// waits to be killed.
+func killedChild(repoDir string) {
+	ctx := context.Background()
+	repo, err := gitx.Open(ctx, repoDir)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(3)
+	}
+	w, err := Add(ctx, repo, "HEAD")
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(3)
+	}
+	go run.Run(ctx, run.Spec{Argv: []string{"sh", "-c", "sleep 300 & sleep 300"}, Root: w.Dir})
+	time.Sleep(200 * time.Millisecond)
+	fmt.Println("ready", w.Dir)
+	select {}
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	full := append([]string{"-c", "user.name=T", "-c", "user.email=t@example.org"}, args...)
+	out, err := gitx.Command(context.Background(), dir, nil, full...)
+	if err != nil {
+		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
+// newRepo makes a repository with two commits (base, then head) and a
+// checkout that has every kind of local state failpass must not touch.
+func newRepo(t *testing.T) (*gitx.Repo, string) {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	write(t, dir, "a.txt", "base\n")
+	write(t, dir, ".gitignore", "*.log\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "base")
+	base := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	write(t, dir, "a.txt", "head\n")
+	write(t, dir, "b.txt", "b\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "head")
+	write(t, dir, "a.txt", "stashed\n")
+	git(t, dir, "stash", "-q")
+	write(t, dir, "b.txt", "staged\n")
+	git(t, dir, "add", "b.txt")
+	write(t, dir, "a.txt", "modified\n")
+	write(t, dir, "new.txt", "untracked\n")
+	write(t, dir, "x.log", "ignored\n")
+	repo, err := gitx.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, base
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// state is everything of the user's checkout failpass must leave as it was.
+func state(t *testing.T, repo *gitx.Repo) string {
+	t.Helper()
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"rev-parse", "HEAD"},
+		{"symbolic-ref", "-q", "HEAD"},
+		{"status", "--porcelain=v1", "--untracked-files=all", "--ignored"},
+		{"ls-files", "-s"},
+		{"for-each-ref", "--format=%(refname) %(objectname)"},
+		{"stash", "list"},
+		{"worktree", "list", "--porcelain"},
+		{"diff", "--no-ext-diff"},
+	} {
+		b.WriteString(strings.Join(args, " ") + "\n" + git(t, repo.Dir, args...))
+	}
+	for _, f := range []string{"a.txt", "b.txt", "new.txt", "x.log"} {
+		c, _ := os.ReadFile(filepath.Join(repo.Dir, f))
+		fmt.Fprintf(&b, "%s: %q\n", f, c)
+	}
+	return b.String()
+}
+
+// clean fails the test when anything of failpass's worktrees is left.
+func clean(t *testing.T, repo *gitx.Repo) {
+	t.Helper()
+	if n := strings.Count(git(t, repo.Dir, "worktree", "list", "--porcelain"), "worktree "); n != 1 {
+		t.Errorf("git worktree list shows %d worktrees, want 1", n)
+	}
+	if e, _ := os.ReadDir(repo.StateDir("worktrees")); len(e) != 0 {
+		t.Errorf("failpass/worktrees holds %d entries, want none", len(e))
+	}
+	if e, _ := os.ReadDir(filepath.Join(repo.CommonDir, "worktrees")); len(e) != 0 {
+		t.Errorf("git's worktrees folder holds %d entries, want none", len(e))
+	}
+}
+
+func TestAddRemove(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	before := state(t, repo)
+	w, err := Add(ctx, repo, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(repo.CommonDir, "failpass", "worktrees", w.ID); w.Dir != want {
+		t.Errorf("Add().Dir = %q, want %q", w.Dir, want)
+	}
+	if got := strings.TrimSpace(git(t, w.Dir, "rev-parse", "HEAD")); got != base {
+		t.Errorf("worktree HEAD = %s, want base %s", got, base)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.Dir, "a.txt")); string(b) != "base\n" {
+		t.Errorf("worktree a.txt = %q, want the base's", b)
+	}
+	if _, err := os.Stat(filepath.Join(w.Dir, "b.txt")); err == nil {
+		t.Errorf("worktree has b.txt, which the base does not")
+	}
+	if out := git(t, w.Dir, "status", "--porcelain"); out != "" {
+		t.Errorf("fresh worktree status = %q, want clean", out)
+	}
+	o, err := readOwner(ownerPath(repo, w.ID))
+	if err != nil || o.PID != os.Getpid() || o.Start == 0 || o.Commit != base || !o.alive() {
+		t.Errorf("owner = %+v, %v; want this live process", o, err)
+	}
+	ctx2, cancel := context.WithCancel(ctx)
+	cancel() // removal must work after SIGINT canceled the CLI's context
+	if err := w.Remove(ctx2); err != nil {
+		t.Fatalf("Remove(canceled ctx) = %v", err)
+	}
+	clean(t, repo)
+	if after := state(t, repo); after != before {
+		t.Errorf("user checkout changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+func TestAddBadCommit(t *testing.T) {
+	repo, _ := newRepo(t)
+	for _, c := range []string{"no-such-ref", "--output=/tmp/x", "HEAD~99", strings.Repeat("f", 40)} {
+		if w, err := Add(context.Background(), repo, c); err == nil || w != nil {
+			t.Errorf("Add(%q) = %v, %v; want an error", c, w, err)
+		}
+	}
+	clean(t, repo)
+}
+
+// A command in the worktree is hostile: it rewrites the .git file to
+// point at the user's repository, leaves unreadable folders and a nested
+// repository. Reset and Remove still touch nothing of the user's.
+func TestHostileWorktree(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	before := state(t, repo)
+	w, err := Add(ctx, repo, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withWorktree := state(t, repo)
+	write(t, w.Dir, "a.txt", "changed by the command\n")
+	write(t, w.Dir, "junk.log", "ignored junk\n")
+	os.MkdirAll(filepath.Join(w.Dir, "nested", "deep"), 0o755)
+	git(t, filepath.Join(w.Dir, "nested"), "init", "-q")
+	os.Chmod(filepath.Join(w.Dir, "nested", "deep"), 0)
+	os.Chmod(filepath.Join(w.Dir, "nested"), 0o500)
+	os.Chmod(filepath.Join(w.Dir, "nested"), 0o755)
+	os.Chmod(filepath.Join(w.Dir, "nested", "deep"), 0o755)
+	write(t, w.Dir, ".git", "gitdir: "+repo.CommonDir+"\n")
+
+	if err := w.Reset(ctx, base); err != nil {
+		t.Fatalf("Reset = %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.Dir, "a.txt")); string(b) != "base\n" {
+		t.Errorf("after Reset a.txt = %q, want the base's", b)
+	}
+	for _, f := range []string{"junk.log", "nested"} {
+		if _, err := os.Stat(filepath.Join(w.Dir, f)); err == nil {
+			t.Errorf("after Reset %s is still there", f)
+		}
+	}
+	if after := state(t, repo); after != withWorktree {
+		t.Fatalf("Reset changed the user checkout:\nbefore:\n%s\nafter:\n%s", withWorktree, after)
+	}
+
+	os.MkdirAll(filepath.Join(w.Dir, "locked", "in"), 0o755)
+	write(t, filepath.Join(w.Dir, "locked"), "f", "x")
+	os.Chmod(filepath.Join(w.Dir, "locked"), 0)
+	write(t, w.Dir, ".git", "gitdir: "+repo.CommonDir+"\n")
+	if err := w.Remove(ctx); err != nil {
+		t.Fatalf("Remove = %v", err)
+	}
+	clean(t, repo)
+	if after := state(t, repo); after != before {
+		t.Errorf("Remove changed the user checkout:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+func TestGCLiveAndDead(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	live, err := Add(ctx, repo, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Remove(ctx)
+	tests := []struct {
+		name   string
+		tamper func(o *owner)
+	}{
+		{"pid reused by another process", func(o *owner) { o.Start++ }},
+		{"other boot", func(o *owner) { o.Boot = "00000000-0000-0000-0000-000000000000" }},
+		{"pid gone", func(o *owner) { o.PID = deadPID(t) }},
+		{"owner file unreadable", nil},
+	}
+	// Make them all first: each Add sweeps what is already dead.
+	var dead []string
+	var wts []*Worktree
+	for range tests {
+		w, err := Add(ctx, repo, "HEAD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wts = append(wts, w)
+		dead = append(dead, w.Dir)
+	}
+	for i, tc := range tests {
+		p := ownerPath(repo, wts[i].ID)
+		if tc.tamper == nil {
+			write(t, filepath.Dir(p), filepath.Base(p), "{not json")
+			continue
+		}
+		o, _ := readOwner(p)
+		tc.tamper(&o)
+		if err := writeOwner(p, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(dead)
+	removed, err := GC(ctx, repo)
+	if err != nil {
+		t.Fatalf("GC = %v", err)
+	}
+	if !slices.Equal(removed, dead) {
+		t.Errorf("GC removed %q, want %q", removed, dead)
+	}
+	if _, err := os.Stat(filepath.Join(live.Dir, "a.txt")); err != nil {
+		t.Errorf("GC touched the live worktree: %v", err)
+	}
+	if out := git(t, repo.Dir, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 2 {
+		t.Errorf("after GC worktree list = %s, want main and the live one", out)
+	}
+	if removed, err := GC(ctx, repo); err != nil || len(removed) != 0 {
+		t.Errorf("second GC = %q, %v; want nothing", removed, err)
+	}
+	live.Remove(ctx)
+	clean(t, repo)
+}
+
+// deadPID returns the pid of a process that has exited and been reaped.
+func deadPID(t *testing.T) int {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// GC must never touch worktrees that are not failpass's: the user's own,
+// one of theirs whose folder is missing (prune would drop it), nor
+// foreign names inside failpass's folder.
+func TestGCLeavesOthersAlone(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	other := filepath.Join(t.TempDir(), "other")
+	gone := filepath.Join(t.TempDir(), "gone")
+	git(t, repo.Dir, "worktree", "add", "-q", "--detach", other, base)
+	git(t, repo.Dir, "worktree", "add", "-q", "--detach", gone, base)
+	os.RemoveAll(gone)
+	foreign := repo.StateDir("worktrees", "not-an-id")
+	os.MkdirAll(foreign, 0o755)
+	before := git(t, repo.Dir, "worktree", "list", "--porcelain")
+
+	// A dead run's worktree whose folder someone deleted by hand: only
+	// git's admin entry and the owner file are left.
+	w, err := Add(ctx, repo, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(w.Dir)
+	o, _ := readOwner(ownerPath(repo, w.ID))
+	o.Start++
+	writeOwner(ownerPath(repo, w.ID), o)
+
+	removed, err := GC(ctx, repo)
+	if err != nil || !slices.Equal(removed, []string{w.Dir}) {
+		t.Errorf("GC = %q, %v; want %q", removed, err, w.Dir)
+	}
+	if after := git(t, repo.Dir, "worktree", "list", "--porcelain"); after != before {
+		t.Errorf("GC changed the user's worktrees:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if _, err := os.Stat(foreign); err != nil {
+		t.Errorf("GC removed a folder it does not own: %v", err)
+	}
+	if _, err := os.Stat(ownerPath(repo, w.ID)); err == nil {
+		t.Errorf("GC left the dead owner file")
+	}
+}
+
+func TestKeep(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	w, err := Add(ctx, repo, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Keep(); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := readOwner(ownerPath(repo, w.ID))
+	o.Start++ // the owner has exited
+	writeOwner(ownerPath(repo, w.ID), o)
+	if removed, err := GC(ctx, repo); err != nil || len(removed) != 0 {
+		t.Errorf("GC with a kept worktree = %q, %v; want nothing removed", removed, err)
+	}
+	git(t, repo.Dir, "worktree", "remove", "--force", w.Dir)
+	if removed, err := GC(ctx, repo); err != nil || len(removed) != 1 {
+		t.Errorf("GC after the user removed the kept worktree = %q, %v; want its owner file dropped", removed, err)
+	}
+	clean(t, repo)
+}
+
+func TestAddConcurrent(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	var wg sync.WaitGroup
+	wts := make([]*Worktree, 4)
+	errs := make([]error, 4)
+	for i := range wts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wts[i], errs[i] = Add(ctx, repo, base)
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, w := range wts {
+		if errs[i] != nil {
+			t.Fatalf("Add %d = %v", i, errs[i])
+		}
+		if seen[w.Dir] {
+			t.Errorf("two worktrees share %s", w.Dir)
+		}
+		seen[w.Dir] = true
+	}
+	for _, w := range wts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Remove(ctx); err != nil {
+				t.Errorf("Remove = %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	clean(t, repo)
+}
+
+// TestGCAfterKill kills a real failpass-like process with -9 while a
+// command runs in its worktree; the next GC removes the worktree and the
+// process the command left, and the user's checkout is as it was.
+func TestGCAfterKill(t *testing.T) {
+	ctx := context.Background()
+	repo, _ := newRepo(t)
+	before := state(t, repo)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), childEnv+"="+repo.Dir)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
+	if !ok {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child said %q", line)
+	}
+	if inside := processesIn(dir); len(inside) == 0 {
+		t.Fatalf("no command runs in the child's worktree")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the killed run's worktree is already gone: %v", err)
+	}
+
+	removed, err := GC(ctx, repo)
+	if err != nil || !slices.Equal(removed, []string{dir}) {
+		t.Errorf("GC = %q, %v; want %q", removed, err, dir)
+	}
+	if inside := processesIn(dir); len(inside) != 0 {
+		t.Errorf("processes still run in the removed worktree: %v", inside)
+	}
+	clean(t, repo)
+	if after := state(t, repo); after != before {
+		t.Errorf("user checkout changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+func processesIn(dir string) []string {
+	var out []string
+	cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, c := range cwds {
+		cwd, err := os.Readlink(c)
+		cwd = strings.TrimSuffix(cwd, " (deleted)")
+		if err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func TestParseStartTime(t *testing.T) {
+	line := "42 (a) b) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10"
+	tests := []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{line, 987654, true},
+		{"42 (sleep) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 5 1000 10", 5, true},
+		{"42 (sleep) S 1 42", 0, false},
+		{"no parenthesis", 0, false},
+		{"42 (x) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 -5", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := parseStartTime(tc.in)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("parseStartTime(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func FuzzParseStartTime(f *testing.F) {
+	f.Add("42 (a) b) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10")
+	f.Add("1 (x) S")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, err := parseStartTime(s); err != nil && got != 0 {
+			t.Fatalf("parseStartTime(%q) = %d, %v; want no value with an error", s, got, err)
+		}
+	})
+}
+
+// FuzzReadOwner: an owner file is attacker-writable (a command can reach
+// the common dir); a parse error returns no value, and what parses
+// survives a write and read unchanged.
+func FuzzReadOwner(f *testing.F) {
+	f.Add([]byte(`{"pid":1,"start":2,"boot_id":"b","host":"h","created":"2026-01-01T00:00:00Z"}`))
+	f.Add([]byte(`{"pid":"x"}`))
+	f.Add([]byte(strings.Repeat(" ", maxOwnerSize+1)))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "o.owner")
+		os.WriteFile(p, b, 0o644)
+		o, err := readOwner(p)
+		if err != nil {
+			if o != (owner{}) {
+				t.Fatalf("readOwner(%q) = %+v, %v; want no value", b, o, err)
+			}
+			return
+		}
+		if err := writeOwner(p, o); err != nil {
+			t.Fatal(err)
+		}
+		o2, err := readOwner(p)
+		if err != nil || !o2.Created.Equal(o.Created) {
+			t.Fatalf("owner %+v did not survive a round trip: %+v, %v", o, o2, err)
+		}
+		o2.Created = o.Created
+		if o2 != o {
+			t.Fatalf("owner %+v did not survive a round trip: %+v", o, o2)
+		}
+	})
+}
