@@ -78,7 +78,8 @@ func CheckCheckpointAgainstInvocation(inv, cp map[string]any) []Violation {
 // review records and preserved attempts are the checkpoint's).
 func CheckTerminalAgainstCheckpoint(cp, tr map[string]any) []Violation {
 	r := &report{}
-	// Rule 100: cycle accounting reconstructed from the checkpoint (rule 69).
+	// Rule 100: cycle accounting reconstructed from the checkpoint (rule 69);
+	// the original budget is the identity cross.original_budget below.
 	orig, origOK := integer(cp, "original_cycle_budget")
 	attempts, attemptsOK := field(cp, "cycle_attempts")
 	al, isList := attempts.([]any)
@@ -88,7 +89,6 @@ func CheckTerminalAgainstCheckpoint(cp, tr map[string]any) []Violation {
 		want int
 		ok   bool
 	}{
-		{"original_max_fix_cycles", orig, origOK},
 		{"consumed_cycles", consumed, attemptsOK && isList},
 		{"remaining_cycles", orig - consumed, origOK && attemptsOK && isList},
 	}

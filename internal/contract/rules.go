@@ -140,6 +140,8 @@ func checkpointRules(r *report, doc map[string]any) {
 				r.add(indexPath("$.cycle_attempts", i)+".resulting_head", "checkpoint.committed_attempt_requires_resulting_head",
 					"a committed attempt must record resulting_head")
 			}
+			// A missing head stays in the count (rule 61) but is not
+			// compared again (rule 62): rule 60 already names it.
 			committed = append(committed, h)
 		case "failed", "interrupted":
 			failed++
@@ -150,7 +152,7 @@ func checkpointRules(r *report, doc map[string]any) {
 			"%d committed attempts but head_history adds %d heads after the initial one", len(committed), len(heads)-1)
 	} else {
 		for i, h := range committed {
-			if h != heads[i+1] {
+			if h != "" && h != heads[i+1] {
 				r.add(indexPath("$.head_history", i+1), "checkpoint.committed_heads_match_head_history",
 					"committed attempt %d produced %s, but head_history has %s here", i+1, h, heads[i+1])
 			}
@@ -253,14 +255,13 @@ func attemptOrderRules(r *report, doc map[string]any, heads []string, initial st
 			r.add(p+".sequence", "strict.attempt_sequence_contiguous",
 				"attempt sequences must run 1..n in order: want %d, got %d (stricter than the peer)", i+1, seq)
 		}
-		if from, _ := str(a, "started_from_head"); from != cur {
+		if from, _ := str(a, "started_from_head"); cur != "" && from != cur {
 			r.add(p+".started_from_head", "strict.attempt_starts_from_current_head",
 				"must be %s, the head current when the attempt began (stricter than the peer)", cur)
 		}
 		if out, _ := str(a, "outcome"); out == "committed" {
-			if h, ok := str(a, "resulting_head"); ok {
-				cur = h
-			}
+			// Unknown when rule 60 is broken: later starts are not judged.
+			cur, _ = str(a, "resulting_head")
 		}
 	}
 }
