@@ -99,7 +99,7 @@ func (r *testRepo) change(files map[string]string, extra ...string) []byte {
 	}
 	writeFiles(t, dir, files)
 	git(t, dir, "add", "-A")
-	args := append([]string{"diff", "--cached", "--binary", "-M"}, extra...)
+	args := append([]string{"diff", "--no-ext-diff", "--cached", "--binary", "-M"}, extra...)
 	diff := git(t, dir, append(args, r.base)...)
 	git(t, dir, "reset", "-q", "--hard", r.base)
 	git(t, dir, "clean", "-qfdx")
