@@ -3,4 +3,3 @@ package cli
 import "context"
 
 func runGate(ctx context.Context, env *Env, args []string) error { return notBuilt("gate") }
-func runGC(ctx context.Context, env *Env, args []string) error   { return notBuilt("gc") }
