@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +27,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
 		killedChild(dir)
 		return
+	}
+	if dir := os.Getenv(signalEnv); dir != "" {
+		os.Exit(signaledChild(dir))
 	}
 	home, _ := os.MkdirTemp("", "worktree-test-home")
 	os.Setenv("HOME", home)
@@ -54,6 +58,34 @@ func killedChild(repoDir string) {
 	time.Sleep(200 * time.Millisecond)
 	fmt.Println("ready", w.Dir)
 	select {}
+}
+
+const signalEnv = "FAILPASS_WORKTREE_TEST_SIGNALED"
+
+// signaledChild is the child half of TestRemoveOnSignal, shaped like a
+// CLI command: a context canceled by SIGINT or SIGTERM, a long command in
+// a worktree, and a deferred Remove.
+func signaledChild(repoDir string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	repo, err := gitx.Open(ctx, repoDir)
+	if err != nil {
+		fmt.Println("error", err)
+		return 3
+	}
+	w, err := Add(ctx, repo, "HEAD")
+	if err != nil {
+		fmt.Println("error", err)
+		return 3
+	}
+	defer w.Remove(ctx)
+	fmt.Println("ready", w.Dir)
+	res, err := run.Run(ctx, run.Spec{Argv: []string{"sh", "-c", "sleep 300 & setsid sleep 300 & sleep 300"}, Root: w.Dir})
+	if err != nil || !res.Canceled {
+		fmt.Fprintln(os.Stderr, "run:", res, err)
+		return 4
+	}
+	return 0
 }
 
 func git(t *testing.T, dir string, args ...string) string {
@@ -451,6 +483,64 @@ func TestGCAfterKill(t *testing.T) {
 	clean(t, repo)
 	if after := state(t, repo); after != before {
 		t.Errorf("user checkout changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// TestRemoveOnSignal interrupts a run while its command runs in the
+// worktree: the command is killed, the worktree removed, the user's
+// checkout untouched.
+func TestRemoveOnSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			repo, _ := newRepo(t)
+			before := state(t, repo)
+			self, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(self)
+			cmd.Env = append(os.Environ(), signalEnv+"="+repo.Dir)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, _ := bufio.NewReader(out).ReadString('\n')
+			dir, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
+			if !ok {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("child said %q", line)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for len(processesIn(dir)) < 3 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			start := time.Now()
+			cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("child after %v: %v\n%s", sig, err, stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("child still running 10s after %v", sig)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("child took %v to stop after %v", took, sig)
+			}
+			if inside := processesIn(dir); len(inside) != 0 {
+				t.Errorf("processes still run in the worktree: %v", inside)
+			}
+			clean(t, repo)
+			if after := state(t, repo); after != before {
+				t.Errorf("user checkout changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
 	}
 }
 
