@@ -1,0 +1,209 @@
+package sandbox
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// envLayout is where a command's private and cached folders are, as the
+// command sees them.
+type envLayout struct {
+	Root     string // worktree top; PATH entries inside it are dropped
+	Tmp      string // private temp folder (/tmp inside a mount namespace)
+	Home     string // private HOME, inside Tmp
+	CacheDir string // per-card caches; "" puts them in Tmp
+	HostHome string // the user's HOME, to find toolchains (~/.cargo, ~/go/pkg/mod)
+}
+
+// defaultPath is execvp's PATH when none is set.
+const defaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// buildEnv makes the command's environment from base (the allow-list plus
+// the card's signed env, composed by the caller): PATH loses relative
+// entries and entries inside the worktree (so `go` never resolves to a
+// planted ./go); HOME and TMPDIR become private; build caches move to the
+// card's cache folder so the user's own caches are neither read nor
+// polluted; toolchain locations that followed the old HOME are pinned to
+// the user's real folders, which the sandbox makes readable. Go runs
+// offline with the local toolchain unless the card says otherwise.
+//
+// exists reports whether a folder exists; it is a parameter so the policy
+// is tested without touching the disk.
+func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
+	m := map[string]string{}
+	var order []string
+	set := func(k, v string) {
+		if _, ok := m[k]; !ok {
+			order = append(order, k)
+		}
+		m[k] = v
+	}
+	for _, kv := range base {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		set(k, v) // the last one wins, as in exec's dedup
+	}
+	get := func(k string) string { return m[k] }
+
+	path := defaultPath
+	if v, ok := m["PATH"]; ok {
+		path = v
+	}
+	set("PATH", scrubPath(path, l.Root))
+
+	hostHome := l.HostHome
+	if hostHome == "" {
+		hostHome = get("HOME")
+	}
+	// Toolchains that default to $HOME/...: pin them before HOME moves.
+	if get("GOMODCACHE") == "" {
+		gopath := get("GOPATH")
+		if gopath == "" && hostHome != "" {
+			gopath = filepath.Join(hostHome, "go")
+		}
+		if first, _, _ := strings.Cut(gopath, string(filepath.ListSeparator)); first != "" && filepath.IsAbs(first) {
+			if mc := filepath.Join(first, "pkg", "mod"); exists(mc) {
+				set("GOMODCACHE", mc)
+			}
+		}
+	}
+	for k, dir := range map[string]string{"CARGO_HOME": ".cargo", "RUSTUP_HOME": ".rustup", "PYENV_ROOT": ".pyenv"} {
+		if get(k) == "" && hostHome != "" {
+			if p := filepath.Join(hostHome, dir); exists(p) {
+				set(k, p)
+			}
+		}
+	}
+	if get("GOTOOLCHAIN") == "" {
+		set("GOTOOLCHAIN", "local")
+	}
+	if get("GOPROXY") == "" {
+		set("GOPROXY", "off")
+	}
+
+	set("HOME", l.Home)
+	set("TMPDIR", l.Tmp)
+	cache := l.CacheDir
+	if cache == "" {
+		cache = filepath.Join(l.Tmp, ".cache")
+	}
+	set("XDG_CACHE_HOME", filepath.Join(cache, "xdg"))
+	set("GOCACHE", filepath.Join(cache, "go-build"))
+	set("PIP_CACHE_DIR", filepath.Join(cache, "pip"))
+	set("npm_config_cache", filepath.Join(cache, "npm"))
+	set("PYTHONPYCACHEPREFIX", filepath.Join(cache, "pycache"))
+	if get("GOPATH") == "" {
+		set("GOPATH", filepath.Join(l.Home, "go"))
+	}
+
+	env := make([]string, 0, len(order))
+	for _, k := range order {
+		env = append(env, k+"="+m[k])
+	}
+	return env
+}
+
+// scrubPath drops empty, relative and worktree entries from a PATH: each
+// would let a file of the patched tree answer to a bare program name.
+func scrubPath(path, root string) string {
+	var keep []string
+	for _, d := range filepath.SplitList(path) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		if root != "" && within(root, d) {
+			continue
+		}
+		if !slices.Contains(keep, d) {
+			keep = append(keep, d)
+		}
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
+}
+
+// within says whether p is root or below it; both clean and absolute.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// systemReadable are the folders every command may read and execute from.
+// /etc is there for ld.so.cache, passwd lookups, TLS roots and timezones.
+var systemReadable = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/etc", "/opt", "/nix", "/proc", "/sys", "/dev", "/run/current-system"}
+
+// toolchainDirs finds the folders a command's toolchain lives in, from its
+// environment: each PATH entry and, when it is a `bin` folder, its prefix
+// (a virtualenv, GOROOT, ~/.cargo, a pyenv root), the prefix a
+// virtualenv's pyvenv.cfg names, and the folders toolchain variables
+// point at. The user's HOME itself (and anything above it, and /) is never
+// added whole: a PATH entry of ~/bin makes ~/bin readable, not ~.
+func toolchainDirs(env []string, hostHome string) []string {
+	var out []string
+	add := func(p string) {
+		if p == "" || !filepath.IsAbs(p) {
+			return
+		}
+		p = filepath.Clean(p)
+		if p == "/" || (hostHome != "" && within(p, hostHome)) {
+			return
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	addPrefix := func(dir string) {
+		add(dir)
+		if b := filepath.Base(dir); b == "bin" || b == "shims" {
+			add(filepath.Dir(dir))
+		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+			add(real)
+			if filepath.Base(real) == "bin" {
+				add(filepath.Dir(real))
+			}
+		}
+		if home := venvHome(filepath.Dir(dir)); home != "" {
+			add(home)
+			if filepath.Base(home) == "bin" {
+				add(filepath.Dir(home))
+			}
+		}
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH":
+			for _, d := range filepath.SplitList(v) {
+				addPrefix(d)
+			}
+		case "GOROOT", "GOMODCACHE", "CARGO_HOME", "RUSTUP_HOME", "VIRTUAL_ENV", "CONDA_PREFIX", "JAVA_HOME", "PYENV_ROOT", "NVM_DIR":
+			add(v)
+		}
+	}
+	return out
+}
+
+// venvHome reads `home = ...` from dir/pyvenv.cfg: the interpreter a
+// virtualenv was made from, whose standard library the venv needs.
+func venvHome(dir string) string {
+	f, err := os.Open(filepath.Join(dir, "pyvenv.cfg"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "=")
+		if ok && strings.TrimSpace(k) == "home" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,372 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// statusFD is the helper's status pipe (the caller's ExtraFiles[0]).
+const statusFD = 3
+
+// Exit codes of the helper when it could not start the command. 125 is
+// the "wrapper's own failure" code run treats as inconclusive.
+const (
+	exitSandboxFailed = 125
+	exitNotExecutable = 126
+	exitNotFound      = 127
+)
+
+// Main is the sandbox's inner half: a failpass re-exec started by Launch,
+// running as PID 1 of fresh namespaces. args are the arguments after
+// HelperArg. It applies every layer its configuration asks for (failing
+// closed, with exit 125 and a report on the status pipe, if one cannot be
+// applied), starts the command as its child, reaps every orphan, forwards
+// termination signals, and exits when the command does, which makes the
+// kernel kill whatever else is left in the namespace.
+func Main(args []string) int {
+	st := os.NewFile(statusFD, "status")
+	syscall.CloseOnExec(statusFD)
+	report := func(s status) {
+		if st != nil {
+			st.Write(s.marshal())
+			st.Close()
+		}
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "failpass: sandbox helper: want one configuration argument")
+		report(status{Step: "config", Err: "want one configuration argument"})
+		return exitSandboxFailed
+	}
+	var cfg helperConfig
+	if err := json.Unmarshal([]byte(args[0]), &cfg); err != nil {
+		report(status{Step: "config", Err: err.Error()})
+		return exitSandboxFailed
+	}
+	h := &helper{cfg: cfg, why: map[Feature]string{}}
+	if cfg.Probe {
+		h.applyAll()
+		report(status{Started: false, Features: h.have, Why: h.why})
+		return 0
+	}
+	if err := h.applyAll(); err != nil {
+		fmt.Fprintf(os.Stderr, "failpass: %v\n", err)
+		report(status{Step: err.Step, Err: err.Err})
+		return exitSandboxFailed
+	}
+	return h.runCommand(report)
+}
+
+type helper struct {
+	cfg     helperConfig
+	have    []Feature
+	why     map[Feature]string
+	devnull *os.File
+}
+
+// step applies one layer. In probe mode a failure is recorded and the
+// next step runs; otherwise the first failure ends the helper.
+func (h *helper) step(f Feature, name string, fn func() error) *Error {
+	if err := fn(); err != nil {
+		if f != "" {
+			h.why[f] = name + ": " + err.Error()
+		}
+		if h.cfg.Probe {
+			return nil
+		}
+		return &Error{Step: name, Err: err.Error()}
+	}
+	if f != "" {
+		h.have = append(h.have, f)
+	}
+	return nil
+}
+
+func (h *helper) applyAll() *Error {
+	c := h.cfg
+	var err *Error
+	run := func(f Feature, name string, fn func() error) {
+		if err == nil {
+			err = h.step(f, name, fn)
+		}
+	}
+	run("", "open /dev/null", func() (e error) { h.devnull, e = os.Open(os.DevNull); return })
+	for _, cg := range c.Cgroups {
+		run("", "join cgroup "+cg, func() error { return joinCgroup(cg) })
+	}
+	if c.Namespaces {
+		// Each namespace exists already (clone made them); the helper only
+		// proves it is in a new one where that is observable.
+		run(FeatPIDNS, "pid namespace", func() error {
+			if os.Getpid() != 1 {
+				return fmt.Errorf("helper is pid %d, not 1", os.Getpid())
+			}
+			return nil
+		})
+		run(FeatMountNS, "make mounts private", func() error {
+			return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+		})
+		run(FeatProc, "mount /proc", func() error {
+			return unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+		})
+		run(FeatNetNS, "network namespace", onlyLoopback)
+		run(FeatLoopback, "bring up lo", loopbackUp)
+		run(FeatIPCNS, "ipc namespace", func() error { return nil })
+		run(FeatUTSNS, "set hostname", func() error { return unix.Sethostname([]byte("failpass-sandbox")) })
+		run(FeatPrivateTmp, "private /tmp", func() error { return privateTmp(c) })
+		run(FeatGitRO, "git folders read-only", func() error { return applyBinds(c.Binds) })
+	} else {
+		run(FeatPrivateTmp, "private temp folder", func() error { return os.MkdirAll(c.Home, 0o700) })
+	}
+	run(FeatRlimits, "rlimits", func() error { return setRlimits(c.Limits) })
+	if c.Landlock {
+		run(FeatLandlock, "landlock", func() error { return h.landlock() })
+	}
+	run(FeatNoNewPrivs, "no_new_privs", func() error {
+		return llsys.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+	})
+	return err
+}
+
+// onlyLoopback checks that the network namespace has no interface but
+// lo. /proc/net/dev lists the interfaces of the reader's namespace.
+func onlyLoopback() error {
+	b, err := os.ReadFile("/proc/net/dev")
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(string(b), "\n")
+	for _, l := range lines[min(2, len(lines)):] {
+		name, _, ok := strings.Cut(l, ":")
+		if ok && strings.TrimSpace(name) != "lo" {
+			return fmt.Errorf("interface %q present", strings.TrimSpace(name))
+		}
+	}
+	return nil
+}
+
+// loopbackUp sets IFF_UP on lo, so servers and clients inside the command
+// can talk to each other on 127.0.0.1 and nothing else.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// privateTmp mounts fresh tmpfs folders on /tmp and /dev/shm, keeping
+// visible the folders below /tmp the command needs (a worktree under
+// /tmp): each is opened before /tmp is covered and bind-mounted back from
+// its open descriptor afterwards.
+func privateTmp(c helperConfig) error {
+	type kept struct {
+		path string
+		fd   int
+		dir  bool
+	}
+	var keep []kept
+	for _, p := range c.Keep {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // a readable folder that does not exist needs no keeping
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return err
+		}
+		keep = append(keep, kept{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+	}
+	defer func() {
+		for _, k := range keep {
+			unix.Close(k.fd)
+		}
+	}()
+	size := "size=" + strconv.FormatInt(c.Limits.TmpSize, 10)
+	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,"+size); err != nil {
+		return fmt.Errorf("tmpfs on /tmp: %w", err)
+	}
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,"+size); err != nil {
+			return fmt.Errorf("tmpfs on /dev/shm: %w", err)
+		}
+	}
+	for _, k := range keep {
+		if k.dir {
+			if err := os.MkdirAll(k.path, 0o755); err != nil {
+				return err
+			}
+		} else {
+			if err := os.MkdirAll(filepath.Dir(k.path), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(k.path, nil, 0o644); err != nil {
+				return err
+			}
+		}
+		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
+		if err := unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("keep %s: %w", k.path, err)
+		}
+	}
+	if c.Home != "" {
+		return os.MkdirAll(c.Home, 0o700)
+	}
+	return nil
+}
+
+// applyBinds bind-mounts each path onto itself, read-only or read-write,
+// in order (parents first), so the git folders are read-only while the
+// worktree and caches below them stay writable.
+func applyBinds(bs []bind) error {
+	for _, b := range bs {
+		if err := unix.Mount(b.Path, b.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %w", b.Path, err)
+		}
+		flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT)
+		var sf unix.Statfs_t
+		if err := unix.Statfs(b.Path, &sf); err == nil {
+			flags |= lockedFlags(sf.Flags)
+		}
+		if b.RO {
+			flags |= unix.MS_RDONLY
+		}
+		if err := unix.Mount("", b.Path, "", flags, ""); err != nil {
+			return fmt.Errorf("remount %s: %w", b.Path, err)
+		}
+	}
+	return nil
+}
+
+// lockedFlags carries a mount's nosuid, nodev, noexec and atime flags
+// into a remount: inside a user namespace the kernel refuses a remount
+// that would clear them.
+func lockedFlags(f int64) uintptr {
+	var out uintptr
+	for _, m := range []struct {
+		st int64
+		ms uintptr
+	}{{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME}} {
+		if f&m.st != 0 {
+			out |= m.ms
+		}
+	}
+	return out
+}
+
+func setRlimits(l Limits) error {
+	for _, r := range []struct {
+		res int
+		v   uint64
+	}{
+		{unix.RLIMIT_CORE, 0},
+		{unix.RLIMIT_CPU, uint64(l.CPU.Seconds())},
+		{unix.RLIMIT_FSIZE, uint64(l.FileSize)},
+		{unix.RLIMIT_NOFILE, l.OpenFiles},
+	} {
+		lim := syscall.Rlimit{Cur: r.v, Max: r.v}
+		var old syscall.Rlimit
+		if err := syscall.Getrlimit(r.res, &old); err == nil && old.Max < r.v {
+			lim = syscall.Rlimit{Cur: old.Max, Max: old.Max} // never raise: lowering is all we may do
+		}
+		if err := syscall.Setrlimit(r.res, &lim); err != nil {
+			return fmt.Errorf("resource %d: %w", r.res, err)
+		}
+	}
+	return nil
+}
+
+// landlockDevices are the device files a command may read and write.
+var landlockDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
+
+// landlock restricts the helper, and so the command it starts, to
+// reading (and executing from) the system, toolchain and git folders and
+// writing only the worktree, the caches and the private temp folders.
+// Landlock's network rules are not used: they would also block the
+// command's own loopback, and the network namespace already isolates it.
+func (h *helper) landlock() error {
+	c := h.cfg
+	rw := append([]string{}, c.Writable...)
+	if c.Namespaces {
+		rw = append(rw, "/tmp", "/dev/shm")
+	}
+	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}
+	return cfg.BestEffort().Restrict(
+		landlock.RODirs(c.Readable...).IgnoreIfMissing(),
+		landlock.RWDirs(rw...).WithRefer().IgnoreIfMissing(),
+		landlock.RWFiles(landlockDevices...).WithIoctlDev().IgnoreIfMissing(),
+	)
+}
+
+// forwarded are the signals PID 1 passes on to the command: PID 1 of a
+// namespace ignores signals it has no handler for, so without forwarding
+// a polite SIGTERM to the helper would do nothing.
+var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
+
+func (h *helper) runCommand(report func(status)) int {
+	c := h.cfg
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	pid, err := syscall.ForkExec(c.Path, c.Argv, &syscall.ProcAttr{
+		Dir:   c.Dir,
+		Env:   c.Env,
+		Files: []uintptr{h.devnull.Fd(), 1, 2},
+		Sys:   &syscall.SysProcAttr{},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "failpass: not started: %s: %v\n", c.Argv[0], err)
+		code := exitNotExecutable
+		if err == syscall.ENOENT {
+			code = exitNotFound
+		}
+		report(status{Step: "exec", Err: fmt.Sprintf("%s: %v", c.Argv[0], err)})
+		return code
+	}
+	go func() {
+		for s := range sigs {
+			syscall.Kill(pid, s.(syscall.Signal))
+		}
+	}()
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			report(status{Started: true, Step: "wait", Err: err.Error()})
+			return exitSandboxFailed
+		}
+		if wpid != pid {
+			continue // an orphan re-parented to PID 1: reaped, nothing more
+		}
+		switch {
+		case ws.Exited():
+			report(status{Started: true, Exit: ws.ExitStatus()})
+			return ws.ExitStatus()
+		case ws.Signaled():
+			report(status{Started: true, Exit: -1, Signal: ws.Signal().String()})
+			return 128 + int(ws.Signal())
+		}
+	}
+}

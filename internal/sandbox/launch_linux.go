@@ -1,0 +1,604 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// helperArgv0 is the program name the helper re-exec carries. The failpass
+// binary ignores it; the test binary of cmd/failpass dispatches on it.
+const helperArgv0 = "failpass"
+
+// nsFlags are the namespaces every contained command gets.
+const nsFlags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET |
+	syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+
+// helperConfig is everything the helper needs, passed as JSON in its
+// argv. It holds no secret: the command's environment is an allow-list.
+type helperConfig struct {
+	Probe bool `json:"probe,omitempty"`
+
+	Path string   `json:"path"`
+	Argv []string `json:"argv"`
+	Dir  string   `json:"dir"`
+	Env  []string `json:"env"`
+
+	Namespaces bool     `json:"namespaces"` // the helper is PID 1 of fresh namespaces
+	Tmp        string   `json:"tmp"`        // private temp folder (tmpfs at /tmp with namespaces)
+	Home       string   `json:"home"`       // private HOME, inside Tmp
+	Keep       []string `json:"keep"`       // folders under /tmp that must stay visible
+	Binds      []bind   `json:"binds"`      // git folders read-only, writable folders below them
+	Writable   []string `json:"writable"`   // Landlock read-write
+	Readable   []string `json:"readable"`   // Landlock read-only and execute
+	Landlock   bool     `json:"landlock"`
+	Cgroups    []string `json:"cgroups"`
+	Limits     Limits   `json:"limits"`
+}
+
+// bind is a folder (or file) bind-mounted onto itself, read-only or not.
+type bind struct {
+	Path string `json:"path"`
+	RO   bool   `json:"ro"`
+}
+
+// caps is what Probe found, kept for the life of the process.
+type caps struct {
+	report     Report
+	namespaces bool
+	userns     bool
+	landlock   bool
+	mem, pids  *cgroupParent
+}
+
+var (
+	probeOnce sync.Once
+	probed    *caps
+)
+
+// Probe says which layers this machine provides, by trying them: it
+// re-executes the running binary as the helper in fresh namespaces (which
+// must dispatch HelperArg to Main), asks the kernel for Landlock's ABI,
+// and creates and removes a cgroup. It runs once per process; later calls
+// return the cached answer.
+func Probe() Report {
+	return probe().report
+}
+
+func probe() *caps {
+	probeOnce.Do(func() { probed = doProbe() })
+	return probed
+}
+
+func doProbe() *caps {
+	c := &caps{}
+	have := map[Feature]bool{FeatEnv: true, FeatArgv0: true}
+	why := map[Feature]string{}
+
+	if abi, err := llsys.LandlockGetABIVersion(); err == nil && abi >= 1 {
+		c.landlock = true
+		c.report.Landlock = abi
+	} else if err != nil {
+		why[FeatLandlock] = "landlock unavailable: " + err.Error()
+	} else {
+		why[FeatLandlock] = "landlock unavailable"
+	}
+
+	mem, pids, err := findCgroupParents()
+	switch {
+	case err != nil:
+		why[FeatCgroupMem], why[FeatCgroupPids] = "cgroups: "+err.Error(), "cgroups: "+err.Error()
+	default:
+		for _, x := range []struct {
+			p *cgroupParent
+			f Feature
+			n string
+		}{{mem, FeatCgroupMem, "memory"}, {pids, FeatCgroupPids, "pids"}} {
+			if x.p == nil {
+				why[x.f] = "no " + x.n + " cgroup this process may create children in"
+				continue
+			}
+			cg, err := newCgroup(x.p, Limits{}.withDefaults())
+			if err != nil {
+				why[x.f] = x.n + " cgroup not writable: " + err.Error()
+				continue
+			}
+			cg.remove()
+			have[x.f] = true
+			if x.f == FeatCgroupMem {
+				c.mem = x.p
+			} else {
+				c.pids = x.p
+			}
+		}
+	}
+
+	c.userns = os.Geteuid() != 0
+	st, err := runProbeHelper(c.userns, c.mem, c.pids)
+	if err != nil {
+		for _, f := range []Feature{FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatPrivateTmp, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS} {
+			why[f] = "namespaces unavailable: " + err.Error()
+		}
+		if c.userns {
+			why[FeatUserNS] = err.Error()
+		}
+		// Without namespaces the helper still applies Landlock, rlimits
+		// and no_new_privs; find out whether those work.
+		st, err = runProbeHelperNoNS(c.landlock)
+		if err == nil {
+			for _, f := range st.Features {
+				have[f] = true
+			}
+			for f, w := range st.Why {
+				why[f] = w
+			}
+		}
+	} else {
+		c.namespaces = true
+		for _, f := range st.Features {
+			have[f] = true
+		}
+		for f, w := range st.Why {
+			why[f] = w
+		}
+		if c.userns {
+			have[FeatUserNS] = true
+		}
+	}
+	if !have[FeatLandlock] && c.landlock {
+		c.landlock = false
+	}
+	c.report = reportFor(have, why, c.report.Landlock)
+	if !c.landlock {
+		c.report.Landlock = 0
+	}
+	return c
+}
+
+// probeTimeout bounds the probe helper: it does a handful of syscalls.
+const probeTimeout = 10 * time.Second
+
+func runProbeHelper(userns bool, mem, pids *cgroupParent) (status, error) {
+	cfg := helperConfig{Probe: true, Namespaces: true, Tmp: "/tmp", Home: "/tmp/home", Landlock: true,
+		Binds: []bind{{Path: "/etc", RO: true}}, Limits: Limits{}.withDefaults()}
+	attr := &syscall.SysProcAttr{Cloneflags: nsFlags, Pdeathsig: syscall.SIGKILL}
+	if userns {
+		addUserNS(attr)
+	}
+	return startHelper(cfg, attr)
+}
+
+func runProbeHelperNoNS(landlock bool) (status, error) {
+	tmp, err := os.MkdirTemp("", "failpass-probe-")
+	if err != nil {
+		return status{}, err
+	}
+	defer os.RemoveAll(tmp)
+	cfg := helperConfig{Probe: true, Tmp: tmp, Home: tmp, Landlock: landlock, Limits: Limits{}.withDefaults()}
+	return startHelper(cfg, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL})
+}
+
+// startHelper runs the helper to completion (probe mode) and returns its
+// status report.
+func startHelper(cfg helperConfig, attr *syscall.SysProcAttr) (status, error) {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return status{}, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return status{}, err
+	}
+	defer r.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		w.Close()
+		return status{}, err
+	}
+	defer devnull.Close()
+	var errBuf bytes.Buffer
+	er, ew, err := os.Pipe()
+	if err != nil {
+		w.Close()
+		return status{}, err
+	}
+	p, err := os.StartProcess("/proc/self/exe", []string{helperArgv0, HelperArg, string(js)},
+		&os.ProcAttr{Env: []string{}, Files: []*os.File{devnull, ew, ew, w}, Sys: attr})
+	w.Close()
+	ew.Close()
+	if err != nil {
+		er.Close()
+		return status{}, err
+	}
+	go func() { io.Copy(&errBuf, io.LimitReader(er, 64<<10)); er.Close() }()
+	timer := time.AfterFunc(probeTimeout, func() { p.Kill() })
+	defer timer.Stop()
+	out, _ := io.ReadAll(io.LimitReader(r, 1<<20))
+	ps, err := p.Wait()
+	if err != nil {
+		return status{}, err
+	}
+	var st status
+	if err := json.Unmarshal(out, &st); err != nil {
+		return status{}, fmt.Errorf("helper gave no status (%s): %s", ps, strings.TrimSpace(errBuf.String()))
+	}
+	if st.Err != "" {
+		return st, &Error{Step: st.Step, Err: st.Err}
+	}
+	return st, nil
+}
+
+// addUserNS maps the caller's uid and gid to root in a new user
+// namespace, so an unprivileged user may create the other namespaces.
+func addUserNS(attr *syscall.SysProcAttr) {
+	attr.Cloneflags |= syscall.CLONE_NEWUSER
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+}
+
+// Prepared is the sandbox set up for one command: its environment, its
+// private folders and cgroups, and the snapshot of the repository's git
+// configuration taken before the command runs.
+type Prepared struct {
+	// Env is the command's environment; resolve a bare argv[0] against
+	// its PATH (never the worktree).
+	Env []string
+	// Report says what this command gets.
+	Report Report
+
+	caps     *caps
+	policy   Policy
+	root     string
+	gitBinds []bind
+	readable []string
+	writable []string
+	tmp      string
+	home     string
+	hostTmp  string // removed at the end (no mount namespace)
+	cgroups  []*cgroup
+	git      *GitSnapshot
+	statusR  *os.File
+	statusW  *os.File
+	done     bool
+}
+
+// Prepare sets up the sandbox for one command in the worktree root.
+// base is the environment the caller composed (an allow-list of the
+// tool's environment plus the card's signed env).
+func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
+	c := probe()
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: worktree: %w", err)
+	}
+	pr := &Prepared{caps: c, policy: *p, root: realRoot, Report: c.report}
+	pr.policy.Limits = p.Limits.withDefaults()
+	ok := false
+	defer func() {
+		if !ok {
+			pr.Close()
+		}
+	}()
+
+	gp, err := findGitPaths(realRoot)
+	if err != nil {
+		return nil, err
+	}
+	if pr.git, err = SnapshotGit(gp.gitDir, gp.commonDir); err != nil {
+		return nil, err
+	}
+
+	if c.namespaces {
+		pr.tmp, pr.home = "/tmp", "/tmp/home"
+	} else {
+		if pr.hostTmp, err = os.MkdirTemp("", "failpass-sandbox-"); err != nil {
+			return nil, fmt.Errorf("sandbox: private temp folder: %w", err)
+		}
+		pr.tmp, pr.home = pr.hostTmp, filepath.Join(pr.hostTmp, "home")
+		if err := os.Mkdir(pr.home, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: private home: %w", err)
+		}
+	}
+	if p.CacheDir != "" {
+		if err := os.MkdirAll(p.CacheDir, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: cache folder: %w", err)
+		}
+		if pr.policy.CacheDir, err = filepath.EvalSymlinks(p.CacheDir); err != nil {
+			return nil, fmt.Errorf("sandbox: cache folder: %w", err)
+		}
+	}
+
+	hostHome := ""
+	for _, kv := range base {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			hostHome = v
+		}
+	}
+	if hostHome == "" {
+		hostHome, _ = os.UserHomeDir()
+	}
+	pr.Env = buildEnv(base, envLayout{Root: realRoot, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir, HostHome: hostHome},
+		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
+
+	pr.writable = []string{realRoot}
+	if pr.policy.CacheDir != "" {
+		pr.writable = append(pr.writable, pr.policy.CacheDir)
+	}
+	pr.readable = append(pr.readable, systemReadable...)
+	pr.readable = append(pr.readable, toolchainDirs(pr.Env, hostHome)...)
+	for _, d := range p.Readable {
+		if filepath.IsAbs(d) {
+			pr.readable = append(pr.readable, filepath.Clean(d))
+		}
+	}
+	pr.readable = append(pr.readable, gp.gitDir, gp.commonDir)
+	pr.gitBinds = gitBinds(gp, pr.writable)
+
+	if c.mem != nil {
+		cg, err := newCgroup(c.mem, pr.policy.Limits)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: memory cgroup: %w", err)
+		}
+		pr.cgroups = append(pr.cgroups, cg)
+	}
+	if c.pids != nil && (c.mem == nil || c.pids.dir != c.mem.dir) {
+		cg, err := newCgroup(c.pids, pr.policy.Limits)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: pids cgroup: %w", err)
+		}
+		pr.cgroups = append(pr.cgroups, cg)
+	}
+	ok = true
+	return pr, nil
+}
+
+// Launch is how to start the helper for one command: the caller starts
+// Path with Args, Env, ExtraFiles (the status pipe, fd 3) and the clone
+// flags and id maps of SysProcAttr, stdin from /dev/null, and stdout and
+// stderr where the command's output goes. It keeps its own process group,
+// timeout and Pdeathsig; killing the helper kills every process of the
+// command (the kernel ends a PID namespace with its init).
+type Launch struct {
+	Path        string
+	Args        []string
+	Env         []string
+	ExtraFiles  []*os.File
+	Cloneflags  uintptr
+	UidMappings []syscall.SysProcIDMap
+	GidMappings []syscall.SysProcIDMap
+}
+
+// Command is the command to contain, as the caller checked it.
+type Command struct {
+	Path string   // absolute program, resolved against Prepared.Env's PATH or the workdir
+	Argv []string // argv[0] as the card gave it
+	Dir  string   // absolute workdir inside the worktree
+}
+
+// Launch returns how to start the helper for c. Call it once.
+func (pr *Prepared) Launch(c Command) (*Launch, error) {
+	if pr.statusW != nil {
+		return nil, errors.New("sandbox: Launch called twice")
+	}
+	cfg := helperConfig{
+		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
+		Namespaces: pr.caps.namespaces, Tmp: pr.tmp, Home: pr.home,
+		Binds: pr.gitBinds, Writable: pr.writable, Readable: pr.readable,
+		Landlock: pr.caps.landlock, Limits: pr.policy.Limits,
+	}
+	for _, cg := range pr.cgroups {
+		cfg.Cgroups = append(cfg.Cgroups, cg.dir)
+	}
+	if pr.caps.namespaces {
+		cfg.Keep = keepUnder("/tmp", append(append([]string{c.Path, c.Dir}, pr.writable...), append(pr.readable, bindPaths(pr.gitBinds)...)...))
+	} else {
+		cfg.Writable = append(cfg.Writable, pr.tmp)
+	}
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pr.statusR, pr.statusW, err = os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	l := &Launch{Path: "/proc/self/exe", Args: []string{helperArgv0, HelperArg, string(js)}, Env: []string{},
+		ExtraFiles: []*os.File{pr.statusW}}
+	if pr.caps.namespaces {
+		l.Cloneflags = nsFlags
+		if pr.caps.userns {
+			var a syscall.SysProcAttr
+			addUserNS(&a)
+			l.Cloneflags |= a.Cloneflags
+			l.UidMappings, l.GidMappings = a.UidMappings, a.GidMappings
+		}
+	}
+	return l, nil
+}
+
+// Outcome is how a contained command ended, as the helper saw it.
+type Outcome struct {
+	Known    bool   // the helper reported; false when it was killed (timeout) or crashed
+	Started  bool   // the command started
+	Exit     int    // its exit code, when it exited
+	Signal   string // the signal that killed it, when one did
+	StartErr error  // why it never started (a layer failed closed, or exec failed)
+}
+
+// Finish reads how the command ended, kills whatever is left in its
+// cgroups, removes its private folders, and checks that the repository's
+// git configuration is as it was before the command ran. Call it after
+// the helper has exited. A changed git configuration is an
+// *IntegrityError: nothing failpass does in that repository afterwards
+// can be trusted.
+func (pr *Prepared) Finish() (Outcome, error) {
+	var o Outcome
+	if pr.statusW != nil {
+		pr.statusW.Close()
+		b, _ := io.ReadAll(io.LimitReader(pr.statusR, 1<<20))
+		var st status
+		if json.Unmarshal(b, &st) == nil {
+			o.Known, o.Started, o.Exit, o.Signal = true, st.Started, st.Exit, st.Signal
+			if st.Err != "" {
+				o.StartErr = &Error{Step: st.Step, Err: st.Err}
+			}
+		}
+	}
+	err := pr.Close()
+	if gerr := pr.git.Check(); gerr != nil {
+		return o, gerr
+	}
+	return o, err
+}
+
+// Close releases everything Prepare made. Finish calls it; call it
+// directly only when the command never started.
+func (pr *Prepared) Close() error {
+	if pr.done {
+		return nil
+	}
+	pr.done = true
+	var first error
+	for _, cg := range pr.cgroups {
+		if err := cg.remove(); err != nil && first == nil {
+			first = fmt.Errorf("sandbox: remove cgroup: %w", err)
+		}
+	}
+	if pr.statusW != nil {
+		pr.statusW.Close()
+		pr.statusR.Close()
+	}
+	if pr.hostTmp != "" {
+		makeWritable(pr.hostTmp)
+		os.RemoveAll(pr.hostTmp)
+	}
+	return first
+}
+
+// makeWritable lets RemoveAll delete what a command left read-only.
+func makeWritable(dir string) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+}
+
+// gitPaths are the git files and folders of a worktree.
+type gitPaths struct {
+	dotGit    string // <root>/.git: a folder, or a file pointing at gitDir
+	gitDir    string
+	commonDir string
+}
+
+// findGitPaths reads root/.git (a folder, or a linked worktree's
+// `gitdir:` file) and the gitdir's `commondir` file. It never runs git:
+// its answers must not depend on a config the command may have touched.
+func findGitPaths(root string) (gitPaths, error) {
+	g := gitPaths{dotGit: filepath.Join(root, ".git")}
+	fi, err := os.Lstat(g.dotGit)
+	if err != nil {
+		return g, fmt.Errorf("sandbox: %s is not a git worktree: %w", root, err)
+	}
+	switch {
+	case fi.IsDir():
+		g.gitDir = g.dotGit
+	case fi.Mode().IsRegular():
+		b, err := os.ReadFile(g.dotGit)
+		if err != nil {
+			return g, fmt.Errorf("sandbox: %w", err)
+		}
+		d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+		if !ok {
+			return g, fmt.Errorf("sandbox: %s: not a gitdir file", g.dotGit)
+		}
+		d = strings.TrimSpace(d)
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(root, d)
+		}
+		g.gitDir = d
+	default:
+		return g, fmt.Errorf("sandbox: %s is neither a folder nor a gitdir file", g.dotGit)
+	}
+	if g.gitDir, err = filepath.EvalSymlinks(g.gitDir); err != nil {
+		return g, fmt.Errorf("sandbox: git folder: %w", err)
+	}
+	g.commonDir = g.gitDir
+	if b, err := os.ReadFile(filepath.Join(g.gitDir, "commondir")); err == nil {
+		d := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(g.gitDir, d)
+		}
+		if g.commonDir, err = filepath.EvalSymlinks(d); err != nil {
+			return g, fmt.Errorf("sandbox: git common folder: %w", err)
+		}
+	}
+	return g, nil
+}
+
+// gitBinds orders the bind mounts: the git folders read-only, then the
+// writable folders that live below them (a failpass worktree lives in
+// the common dir) read-write again, then root/.git read-only (inside
+// the writable worktree), parents before children.
+func gitBinds(g gitPaths, writable []string) []bind {
+	bs := []bind{{Path: g.commonDir, RO: true}}
+	if !within(g.commonDir, g.gitDir) {
+		bs = append(bs, bind{Path: g.gitDir, RO: true})
+	}
+	for _, w := range writable {
+		for _, ro := range []string{g.commonDir, g.gitDir} {
+			if within(ro, w) && w != ro {
+				bs = append(bs, bind{Path: w})
+				break
+			}
+		}
+	}
+	if g.dotGit != g.gitDir {
+		bs = append(bs, bind{Path: g.dotGit, RO: true})
+	}
+	sort.SliceStable(bs, func(i, j int) bool { return depth(bs[i].Path) < depth(bs[j].Path) })
+	return bs
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
+
+func bindPaths(bs []bind) []string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, b.Path)
+	}
+	return out
+}
+
+// keepUnder returns the outermost of paths that lie below top: what must
+// be re-bound after a tmpfs covers top.
+func keepUnder(top string, paths []string) []string {
+	var under []string
+	for _, p := range paths {
+		if p != top && within(top, p) {
+			under = append(under, filepath.Clean(p))
+		}
+	}
+	sort.Slice(under, func(i, j int) bool { return len(under[i]) < len(under[j]) })
+	var out []string
+	for _, p := range under {
+		if !slices.ContainsFunc(out, func(o string) bool { return within(o, p) }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

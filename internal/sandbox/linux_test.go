@@ -1,0 +1,416 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary double as the helper: Launch re-executes
+// /proc/self/exe with HelperArg, exactly as the failpass binary does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == HelperArg {
+		os.Exit(Main(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// testRepo makes a real repository with one commit and a linked worktree
+// under its common dir, laid out as failpass lays out its own worktrees.
+// It returns the worktree's top folder.
+func testRepo(t *testing.T, files map[string]string) (repo, wt string) {
+	t.Helper()
+	repo = t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(repo, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(body, "#!") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, repo, "init", "-q", "-b", "main")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "--allow-empty", "-m", "base")
+	wt = filepath.Join(repo, ".git", "failpass", "worktrees", "w1")
+	git(t, repo, "worktree", "add", "-q", "--detach", wt, "HEAD")
+	return repo, wt
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=T", "-c", "user.email=t@example.org"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// result is one contained command as the tests see it.
+type result struct {
+	Outcome
+	Log      string
+	Err      error // from Finish (integrity)
+	TimedOut bool
+	Report   Report
+}
+
+// contained runs argv in the worktree inside the sandbox the way run does:
+// own process group, Pdeathsig, SIGKILL of the group on timeout, one pipe
+// for both streams.
+func contained(t *testing.T, wt string, p *Policy, env []string, timeout time.Duration, argv ...string) result {
+	t.Helper()
+	if env == nil {
+		env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LANG=C.UTF-8"}
+	}
+	if p == nil {
+		p = &Policy{}
+	}
+	pr, err := p.Prepare(wt, env)
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	path := argv[0]
+	if !strings.Contains(path, "/") {
+		path = lookPath(t, argv[0], pr.Env)
+	} else if !filepath.IsAbs(path) {
+		path = filepath.Join(wt, path)
+	}
+	l, err := pr.Launch(Command{Path: path, Argv: argv, Dir: wt})
+	if err != nil {
+		t.Fatalf("Launch: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, l.Path)
+	cmd.Args, cmd.Env, cmd.ExtraFiles = l.Args, l.Env, l.ExtraFiles
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+		Cloneflags: l.Cloneflags, UidMappings: l.UidMappings, GidMappings: l.GidMappings}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		t.Fatalf("start helper: %v", err)
+	}
+	cmd.Wait()
+	r := result{Report: pr.Report, TimedOut: ctx.Err() != nil}
+	r.Outcome, r.Err = pr.Finish()
+	r.Log = out.String()
+	return r
+}
+
+func lookPath(t *testing.T, name string, env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, d := range filepath.SplitList(v) {
+				p := filepath.Join(d, name)
+				if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+					return p
+				}
+			}
+		}
+	}
+	t.Fatalf("%s not on the sandbox PATH", name)
+	return ""
+}
+
+// need skips the test, saying why, when this machine lacks a layer.
+func need(t *testing.T, layers ...Layer) {
+	t.Helper()
+	r := Probe()
+	for _, l := range layers {
+		if !r.Has(l) {
+			t.Skipf("this machine cannot provide the %s layer: %v", l, r.Why)
+		}
+	}
+}
+
+func sh(script string) []string { return []string{"sh", "-c", script} }
+
+func TestProbeReportsEveryLayer(t *testing.T) {
+	r := Probe()
+	t.Logf("probe: applied %v, missing %v, features %v, why %v, landlock %d", r.Applied, r.Missing, r.Features, r.Why, r.Landlock)
+	if len(r.Applied)+len(r.Missing) != len(Layers) {
+		t.Fatalf("Probe() = %v applied + %v missing, want every layer once", r.Applied, r.Missing)
+	}
+}
+
+func TestExitCodeAndOutput(t *testing.T) {
+	need(t, Processes)
+	_, wt := testRepo(t, nil)
+	r := contained(t, wt, nil, nil, 20*time.Second, sh("echo hello; echo err >&2; exit 3")...)
+	if !r.Known || r.Exit != 3 || r.Signal != "" {
+		t.Fatalf("outcome = %+v, want exit 3\n%s", r.Outcome, r.Log)
+	}
+	if r.Log != "hello\nerr\n" {
+		t.Fatalf("log = %q, want %q", r.Log, "hello\nerr\n")
+	}
+}
+
+func TestSignalDeathIsReported(t *testing.T) {
+	need(t, Processes)
+	_, wt := testRepo(t, nil)
+	r := contained(t, wt, nil, nil, 20*time.Second, sh("kill -9 $$")...)
+	if !r.Known || r.Signal != "killed" {
+		t.Fatalf("outcome = %+v, want killed by SIGKILL\n%s", r.Outcome, r.Log)
+	}
+}
+
+func TestNotFoundAndNotExecutable(t *testing.T) {
+	need(t, Processes)
+	_, wt := testRepo(t, map[string]string{"data.txt": "x"})
+	r := contained(t, wt, nil, nil, 20*time.Second, "./data.txt")
+	if r.Started || r.StartErr == nil {
+		t.Fatalf("outcome = %+v, want not started\n%s", r.Outcome, r.Log)
+	}
+}
+
+// A setsid child sleeping past the command's end (and past a timeout)
+// must not survive: the PID namespace ends with its init.
+func TestSetsidChildDoesNotSurvive(t *testing.T) {
+	need(t, Processes)
+	_, wt := testRepo(t, nil)
+	marker := fmt.Sprintf("failpass-sbx-sleeper-%d", time.Now().UnixNano())
+	for _, tc := range []struct {
+		name    string
+		script  string
+		timeout time.Duration
+	}{
+		{"exits", "setsid sh -c 'exec -a " + marker + " sleep 300' & sleep 0.2; exit 0", 20 * time.Second},
+		{"timeout", "setsid sh -c 'exec -a " + marker + " sleep 300' & sleep 300", time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := contained(t, wt, nil, nil, tc.timeout, sh(tc.script)...)
+			if tc.name == "timeout" && !r.TimedOut {
+				t.Fatalf("outcome = %+v, want a timeout", r.Outcome)
+			}
+			deadline := time.Now().Add(2 * time.Second)
+			for {
+				left := processesNamed(marker)
+				if len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("processes survived the command: %v", left)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+func processesNamed(s string) []string {
+	var out []string
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range cmdlines {
+		b, _ := os.ReadFile(p)
+		if bytes.HasPrefix(b, []byte(s)) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// The tool's secret never reaches the command: not in its environment,
+// not in /proc/*/environ, not in its parent's.
+func TestToolEnvironmentInvisible(t *testing.T) {
+	need(t, Processes)
+	t.Setenv("FAILPASS_TEST_SECRET", "hunter2-sandbox")
+	_, wt := testRepo(t, nil)
+	r := contained(t, wt, nil, nil, 20*time.Second, sh(`
+		env | grep -q hunter2 && { echo FOUND in env; exit 1; }
+		for f in /proc/*/environ /proc/$PPID/environ; do
+			grep -q hunter2 "$f" 2>/dev/null && { echo FOUND in $f; exit 1; }
+		done
+		ls /proc | grep -c '^[0-9]' ; exit 0`)...)
+	if r.Exit != 0 {
+		t.Fatalf("the command found the tool's secret: %+v\n%s", r.Outcome, r.Log)
+	}
+}
+
+// A listener the test opened on the host's loopback is unreachable, while
+// a server and client inside the command's own loopback work.
+func TestNetworkIsolated(t *testing.T) {
+	need(t, Network)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "host-secret\n")
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	_, wt := testRepo(t, nil)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed: it is the client and server of this test")
+	}
+	_ = py
+	script := fmt.Sprintf(`
+import socket, threading, sys
+try:
+    socket.create_connection(("127.0.0.1", %d), timeout=2).recv(100)
+    print("reached the host listener"); sys.exit(1)
+except OSError as e:
+    print("host listener unreachable:", e)
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+def serve():
+    c, _ = srv.accept(); c.sendall(b"inside"); c.close()
+threading.Thread(target=serve).start()
+got = socket.create_connection(srv.getsockname(), timeout=2).recv(100)
+print("own loopback:", got)
+sys.exit(0 if got == b"inside" else 2)
+`, port)
+	r := contained(t, wt, nil, nil, 30*time.Second, "python3", "-c", script)
+	if r.Exit != 0 {
+		t.Fatalf("outcome = %+v, want exit 0\n%s", r.Outcome, r.Log)
+	}
+}
+
+// Writes outside the worktree have no effect outside the sandbox; writes
+// inside the worktree and the private /tmp and HOME work.
+func TestWritesConfined(t *testing.T) {
+	need(t, Filesystem)
+	repo, wt := testRepo(t, map[string]string{"card.yml": "id: x\n", "notes.txt": "user's own\n"})
+	hostTmp := filepath.Join(os.TempDir(), fmt.Sprintf("failpass-sbx-escape-%d", time.Now().UnixNano()))
+	defer os.Remove(hostTmp)
+	home := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	r := contained(t, wt, nil, env, 20*time.Second, sh(fmt.Sprintf(`
+		echo pwned > %[1]q 2>/dev/null
+		echo pwned > %[2]q/.bashrc 2>/dev/null
+		echo pwned > %[3]q/card.yml 2>/dev/null
+		echo pwned >> %[3]q/card.yml 2>/dev/null
+		echo ok > inside.txt || exit 11
+		echo ok > /tmp/private.txt || exit 12
+		echo ok > "$HOME/h.txt" || exit 13
+		cat %[3]q/notes.txt 2>/dev/null && exit 14
+		exit 0`, hostTmp, home, repo))...)
+	if r.Exit != 0 {
+		t.Fatalf("outcome = %+v, want exit 0\n%s", r.Outcome, r.Log)
+	}
+	for _, p := range []string{hostTmp, filepath.Join(home, ".bashrc")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was written from inside the sandbox", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "card.yml")); string(b) != "id: x\n" {
+		t.Errorf("card.yml = %q, want unchanged", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(wt, "inside.txt")); string(b) != "ok\n" {
+		t.Errorf("worktree write lost: %q", b)
+	}
+}
+
+// The command cannot plant core.fsmonitor, diff.external or a hook, nor
+// redirect the worktree's .git file.
+func TestGitReadOnly(t *testing.T) {
+	need(t, Filesystem)
+	repo, wt := testRepo(t, nil)
+	r := contained(t, wt, nil, nil, 20*time.Second, sh(`
+		fail=0
+		git config core.fsmonitor 'touch /tmp/pwned' 2>/dev/null && { echo fsmonitor set; fail=1; }
+		git config diff.external 'touch /tmp/pwned' 2>/dev/null && { echo diff.external set; fail=1; }
+		common=$(git rev-parse --git-common-dir)
+		printf '#!/bin/sh\ntouch /tmp/pwned\n' > "$common/hooks/post-checkout" 2>/dev/null && { echo hook planted; fail=1; }
+		echo 'gitdir: /tmp/evil' > .git 2>/dev/null && { echo .git redirected; fail=1; }
+		rm -f .git 2>/dev/null && [ ! -e .git ] && { echo .git removed; fail=1; }
+		git status --porcelain >/dev/null || { echo git status broken; fail=1; }
+		exit $fail`)...)
+	if r.Exit != 0 || r.Err != nil {
+		t.Fatalf("outcome = %+v, err %v, want exit 0\n%s", r.Outcome, r.Err, r.Log)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); bytes.Contains(b, []byte("fsmonitor")) || bytes.Contains(b, []byte("external")) {
+		t.Fatalf("config changed:\n%s", b)
+	}
+}
+
+// A change to the git configuration (made here from outside, as a
+// command would where the filesystem layer is missing) is an integrity
+// failure.
+func TestGitConfigChangeIsIntegrityFailure(t *testing.T) {
+	repo, wt := testRepo(t, nil)
+	gp, err := findGitPaths(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := SnapshotGit(gp.gitDir, gp.commonDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatalf("Check() on unchanged repo = %v, want nil", err)
+	}
+	git(t, repo, "config", "core.fsmonitor", "touch /tmp/x")
+	os.WriteFile(filepath.Join(gp.commonDir, "hooks", "pre-commit"), []byte("#!/bin/sh\n"), 0o755)
+	err = s.Check()
+	ie, ok := err.(*IntegrityError)
+	if !ok || len(ie.Changed) != 2 {
+		t.Fatalf("Check() = %v, want an IntegrityError naming config and the hook", err)
+	}
+}
+
+// An executable `go` planted in the worktree is never run for argv
+// ["go", ...], even when the card's PATH names the worktree.
+func TestPlantedArgv0NotRun(t *testing.T) {
+	_, wt := testRepo(t, map[string]string{"go": "#!/bin/sh\necho PLANTED; exit 42\n", "bin/go": "#!/bin/sh\necho PLANTED; exit 42\n"})
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	env := []string{"PATH=.:bin:" + filepath.Join(wt, "bin") + ":" + filepath.Dir(goBin) + ":/usr/bin:/bin", "HOME=" + os.Getenv("HOME")}
+	r := contained(t, wt, nil, env, 60*time.Second, "go", "version")
+	if r.Exit != 0 || strings.Contains(r.Log, "PLANTED") {
+		t.Fatalf("outcome = %+v, want the real go\n%s", r.Outcome, r.Log)
+	}
+}
+
+func TestForkBombStopped(t *testing.T) {
+	need(t, Resources, Processes)
+	_, wt := testRepo(t, nil)
+	start := time.Now()
+	r := contained(t, wt, &Policy{Limits: Limits{Pids: 64}}, nil, 30*time.Second,
+		sh(`bomb() { bomb | bomb & }; bomb; sleep 2; exit 0`)...)
+	t.Logf("fork bomb: %+v after %v", r.Outcome, time.Since(start))
+	if r.TimedOut {
+		t.Fatalf("fork bomb ran to the timeout")
+	}
+}
+
+func TestBigAllocationStopped(t *testing.T) {
+	need(t, Resources)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	_, wt := testRepo(t, nil)
+	r := contained(t, wt, nil, nil, 60*time.Second, "python3", "-c", "b = bytearray(1 << 30); b[::4096] = b'x' * len(b[::4096]); print('allocated')")
+	if r.Exit == 0 || strings.Contains(r.Log, "allocated") {
+		t.Fatalf("a 1 GiB allocation succeeded: %+v\n%s", r.Outcome, r.Log)
+	}
+	t.Logf("1 GiB allocation: %+v", r.Outcome)
+}

@@ -1,0 +1,238 @@
+// Package sandbox owns the containment of card commands: the layers this
+// machine can apply, the helper that applies them, and what a run reports.
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// HelperArg is the reserved first argument of a failpass re-exec that runs
+// the sandbox's inner half (Main). No command of the tool may take it.
+const HelperArg = "__sandbox-exec"
+
+// Layer is one promise the sandbox makes, by the name cards use in
+// `sandbox: {require: [...]}`.
+type Layer string
+
+// The four layers of INTERFACES.md, in the order reports list them.
+const (
+	// Network: no interface but a private loopback (a network namespace).
+	Network Layer = "network"
+	// Filesystem: writes only to the worktree, a private /tmp and HOME and
+	// the card's caches; reads only of system and toolchain folders; the
+	// git directories read-only (a mount namespace plus Landlock).
+	Filesystem Layer = "filesystem"
+	// Processes: a PID namespace with a fresh /proc, so nothing the
+	// command starts outlives it and the tool's environment is invisible.
+	Processes Layer = "processes"
+	// Resources: rlimits plus memory and pids cgroups.
+	Resources Layer = "resources"
+)
+
+// Layers lists every layer in report order.
+var Layers = []Layer{Network, Filesystem, Processes, Resources}
+
+// ParseLayer checks a layer name from a card.
+func ParseLayer(s string) (Layer, error) {
+	for _, l := range Layers {
+		if string(l) == s {
+			return l, nil
+		}
+	}
+	return "", fmt.Errorf("unknown sandbox layer %q (known: network, filesystem, processes, resources)", s)
+}
+
+// Feature is one mechanism behind a layer. Reports list features too, so a
+// reader sees exactly what ran (landlock's ABI, which cgroups).
+type Feature string
+
+// Features, each needed by the layer named in its comment.
+const (
+	FeatUserNS     Feature = "userns"          // only needed when not root
+	FeatPIDNS      Feature = "pidns"           // processes
+	FeatProc       Feature = "proc"            // processes: a fresh /proc
+	FeatMountNS    Feature = "mountns"         // filesystem
+	FeatGitRO      Feature = "git-readonly"    // filesystem
+	FeatPrivateTmp Feature = "private-tmp"     // filesystem
+	FeatLandlock   Feature = "landlock"        // filesystem
+	FeatNetNS      Feature = "netns"           // network
+	FeatLoopback   Feature = "loopback"        // network
+	FeatIPCNS      Feature = "ipcns"           // processes (SysV IPC, abstract sockets)
+	FeatUTSNS      Feature = "utsns"           // cosmetic: a hostname of its own
+	FeatNoNewPrivs Feature = "no_new_privs"    // processes (no setuid gain)
+	FeatRlimits    Feature = "rlimits"         // resources
+	FeatCgroupMem  Feature = "cgroup-memory"   // resources
+	FeatCgroupPids Feature = "cgroup-pids"     // resources
+	FeatEnv        Feature = "env-allow-list"  // always: the tool's environment never reaches the command
+	FeatArgv0      Feature = "argv0-from-path" // always: a bare argv[0] never resolves in the worktree
+)
+
+// layerNeeds maps each layer to the features that make it true. A layer is
+// applied only when every feature it needs is.
+var layerNeeds = map[Layer][]Feature{
+	Network:    {FeatNetNS, FeatLoopback},
+	Filesystem: {FeatMountNS, FeatGitRO, FeatPrivateTmp, FeatLandlock},
+	Processes:  {FeatPIDNS, FeatProc, FeatNoNewPrivs},
+	Resources:  {FeatRlimits, FeatCgroupMem, FeatCgroupPids},
+}
+
+// Report says which layers and features a run used and which this machine
+// could not provide, with a reason for each missing feature. It is what
+// the verdict's `sandbox` object and the signed record carry.
+type Report struct {
+	Applied  []string          `json:"applied"`
+	Missing  []string          `json:"missing"`
+	Features []string          `json:"features"`
+	Why      map[string]string `json:"why_missing,omitempty"` // feature → reason
+	Landlock int               `json:"landlock_abi,omitempty"`
+	Off      bool              `json:"off,omitempty"` // --sandbox=off: nothing applied by choice
+}
+
+// Has says whether layer l was applied.
+func (r Report) Has(l Layer) bool { return slices.Contains(r.Applied, string(l)) }
+
+// MissingOf returns the layers of want that r did not apply, in want's
+// order: what a card's `sandbox.require` rule fails on.
+func (r Report) MissingOf(want []string) []string {
+	var out []string
+	for _, w := range want {
+		if !slices.Contains(r.Applied, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// OffReport is the report of a run with the sandbox switched off: every
+// layer missing, by choice.
+func OffReport() Report {
+	r := Report{Applied: []string{}, Features: []string{}, Off: true}
+	for _, l := range Layers {
+		r.Missing = append(r.Missing, string(l))
+	}
+	r.Why = map[string]string{"all": "--sandbox=off"}
+	return r
+}
+
+// reportFor turns a set of working features (with reasons for the ones
+// that are not) into a Report. Pure, so the mapping is table-tested.
+func reportFor(have map[Feature]bool, why map[Feature]string, landlockABI int) Report {
+	r := Report{Applied: []string{}, Missing: []string{}, Features: []string{}, Landlock: landlockABI}
+	for _, l := range Layers {
+		ok := true
+		for _, f := range layerNeeds[l] {
+			ok = ok && have[f]
+		}
+		if ok {
+			r.Applied = append(r.Applied, string(l))
+		} else {
+			r.Missing = append(r.Missing, string(l))
+		}
+	}
+	for _, f := range allFeatures {
+		if have[f] {
+			r.Features = append(r.Features, string(f))
+		} else if why[f] != "" {
+			if r.Why == nil {
+				r.Why = map[string]string{}
+			}
+			r.Why[string(f)] = why[f]
+		}
+	}
+	return r
+}
+
+var allFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatPrivateTmp,
+	FeatLandlock, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatRlimits,
+	FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0}
+
+// Limits bound what one command may consume. Zero fields take the
+// defaults below.
+type Limits struct {
+	Memory    int64         // bytes, memory cgroup (with swap); default DefaultMemory
+	Pids      int64         // tasks (processes and threads), pids cgroup; default DefaultPids
+	CPU       time.Duration // CPU time per process (RLIMIT_CPU); default DefaultCPU
+	FileSize  int64         // largest file a command may write (RLIMIT_FSIZE); default DefaultFileSize
+	OpenFiles uint64        // RLIMIT_NOFILE; default DefaultOpenFiles
+	TmpSize   int64         // size of the private /tmp (tmpfs, counted in Memory); default DefaultTmpSize
+}
+
+// Defaults. Memory is sized so that `go test` of a real module (a
+// compiler and a linker or two at once) fits while a runaway 1 GiB
+// allocation does not; a card that needs more is a case for Policy.Limits.
+const (
+	DefaultMemory    = 1 << 30
+	DefaultPids      = 1024
+	DefaultCPU       = time.Hour
+	DefaultFileSize  = 1 << 30
+	DefaultOpenFiles = 8192
+	DefaultTmpSize   = 512 << 20
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.Memory <= 0 {
+		l.Memory = DefaultMemory
+	}
+	if l.Pids <= 0 {
+		l.Pids = DefaultPids
+	}
+	if l.CPU <= 0 {
+		l.CPU = DefaultCPU
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = DefaultFileSize
+	}
+	if l.OpenFiles == 0 {
+		l.OpenFiles = DefaultOpenFiles
+	}
+	if l.TmpSize <= 0 {
+		l.TmpSize = DefaultTmpSize
+	}
+	return l
+}
+
+// Policy is what a caller (the gate, through run.Spec) asks of the
+// sandbox for one card. A nil *Policy means the sandbox is off.
+type Policy struct {
+	// CacheDir holds the card's persistent build caches (GOCACHE, pip,
+	// npm, ...): writable by the command, kept across runs of the same
+	// card, never the user's own. Empty means caches live in the private
+	// /tmp and die with the run. See CardCacheDir.
+	CacheDir string
+	// Readable adds folders the command may read (and execute from) to
+	// the system and toolchain folders found automatically.
+	Readable []string
+	// Limits bound the command's resources.
+	Limits Limits
+}
+
+// Error is a layer that should have been applied and was not: the helper
+// failed closed before the command started.
+type Error struct {
+	Step string // "mount /proc", "landlock", ...
+	Err  string
+}
+
+func (e *Error) Error() string { return "sandbox: " + e.Step + ": " + e.Err }
+
+// status is what the helper tells the tool through its status pipe: how
+// the command ended, or why it never started. PID 1 of a namespace cannot
+// die by its own signal, so a command's death by signal travels here
+// rather than in the helper's exit status.
+type status struct {
+	Started  bool      `json:"started"`
+	Exit     int       `json:"exit"`
+	Signal   string    `json:"signal,omitempty"`
+	Step     string    `json:"step,omitempty"`
+	Err      string    `json:"error,omitempty"`
+	Features []Feature `json:"features,omitempty"` // probe mode: what worked
+	Why      map[Feature]string
+}
+
+func (s status) marshal() []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
