@@ -91,16 +91,29 @@ func (w *Worktree) GitDir() string { return w.gitDir }
 // it, and a `checkout -f` would hit the user's checkout. Every git call on
 // a worktree after a command ran in it goes through here.
 func (w *Worktree) Git(ctx context.Context, args ...string) ([]byte, error) {
+	return w.GitInput(ctx, nil, args...)
+}
+
+// GitInput is Git with stdin (`git apply -` of a candidate diff).
+func (w *Worktree) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	full := append([]string{"--git-dir=" + w.gitDir, "--work-tree=" + w.Dir}, args...)
-	return gitx.Command(ctx, w.Dir, nil, full...)
+	return gitx.Command(ctx, w.Dir, stdin, full...)
 }
 
 // Reset puts the worktree back to a clean checkout of commit, for reuse:
-// tracked files restored, index reset, untracked and ignored files removed.
+// the .git file as Add made it, tracked files restored, index reset,
+// untracked and ignored files removed.
 func (w *Worktree) Reset(ctx context.Context, commit string) error {
 	sha, err := resolveCommit(ctx, w.repo, commit)
 	if err != nil {
 		return err
+	}
+	gitFile := filepath.Join(w.Dir, ".git")
+	if err := removeAll(gitFile); err != nil {
+		return err
+	}
+	if err := os.WriteFile(gitFile, []byte("gitdir: "+w.gitDir+"\n"), 0o644); err != nil {
+		return fmt.Errorf("worktree: reset: %w", err)
 	}
 	if _, err := w.Git(ctx, "checkout", "-f", "--detach", sha); err != nil {
 		return fmt.Errorf("worktree: reset to %s: %w", sha, err)

@@ -247,6 +247,12 @@ func TestHostileWorktree(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(w.Dir, "a.txt")); string(b) != "base\n" {
 		t.Errorf("after Reset a.txt = %q, want the base's", b)
 	}
+	if got := strings.TrimSpace(git(t, w.Dir, "rev-parse", "--absolute-git-dir")); got != w.GitDir() {
+		t.Errorf("after Reset plain git in the worktree uses %s, want %s", got, w.GitDir())
+	}
+	if out, err := w.GitInput(ctx, []byte("x\n"), "hash-object", "--stdin"); err != nil || strings.TrimSpace(string(out)) != "587be6b4c3f93f93c489c0111bba5596147a26cb" {
+		t.Errorf("GitInput(hash-object) = %q, %v", out, err)
+	}
 	for _, f := range []string{"junk.log", "nested"} {
 		if _, err := os.Stat(filepath.Join(w.Dir, f)); err == nil {
 			t.Errorf("after Reset %s is still there", f)
