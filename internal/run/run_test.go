@@ -295,6 +295,15 @@ func TestRunLog(t *testing.T) {
 			t.Errorf("Run(no log) = %+v, %v; want exit 5", r, err)
 		}
 	})
+	t.Run("log write fails mid-run", func(t *testing.T) {
+		if _, err := os.Stat("/dev/full"); err != nil {
+			t.Skip("no /dev/full")
+		}
+		r, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo hi; exit 6"}, Root: root, Log: "/dev/full"})
+		if err != nil || r.Exit != 6 || r.LogErr == nil {
+			t.Errorf("Run(log /dev/full) = %+v, %v; want exit 6 with a log error", r, err)
+		}
+	})
 	t.Run("unwritable log folder", func(t *testing.T) {
 		file := filepath.Join(dir, "afile")
 		os.WriteFile(file, nil, 0o644)
