@@ -185,7 +185,7 @@ func fileError(path string, err error) error {
 	}
 	var ne *contract.NotObjectError
 	if errors.As(err, &ne) {
-		return Errorf("%s: %v", path, ne).Hint(ne.Hints()[0])
+		return Errorf("%s: %v", path, ne).Hint("%s", ne.Hints()[0])
 	}
 	return err
 }
