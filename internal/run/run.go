@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // DefaultMaxLog is the log cap when Spec.MaxLog is 0: enough for a test
@@ -36,12 +38,13 @@ const waitDelay = 5 * time.Second
 // own; the zero value of every field is a safe default.
 type Spec struct {
 	Argv    []string
-	Root    string        // absolute; the tree the command is confined to
-	Workdir string        // relative to Root ("." default)
-	Env     []string      // full environment (KEY=VALUE); nil means a minimal default (PATH, HOME, LANG=C.UTF-8, TMPDIR)
-	Timeout time.Duration // 0 means DefaultTimeout (10m)
-	Log     string        // log file path ("" discards output)
-	MaxLog  int64         // 0 means DefaultMaxLog (1 MiB)
+	Root    string          // absolute; the tree the command is confined to
+	Workdir string          // relative to Root ("." default)
+	Env     []string        // full environment (KEY=VALUE); nil means a minimal default (PATH, HOME, LANG=C.UTF-8, TMPDIR)
+	Timeout time.Duration   // 0 means DefaultTimeout (10m)
+	Log     string          // log file path ("" discards output)
+	MaxLog  int64           // 0 means DefaultMaxLog (1 MiB)
+	Sandbox *sandbox.Policy // nil runs the command uncontained (--sandbox=off); see sandbox.go
 }
 
 // Result is how a command ended. Output is never part of it: exit codes
@@ -127,6 +130,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if env == nil {
 		env = defaultEnv()
 	}
+	var sb *sandboxRun
+	if s.Sandbox != nil {
+		if sb, env, err = prepareSandbox(s, env); err != nil {
+			return Result{}, err
+		}
+		defer sb.close()
+	}
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -168,6 +178,12 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = waitDelay
+	if sb != nil {
+		if err := sb.wrap(cmd, path, dir); err != nil {
+			pw.Close()
+			return Result{}, err
+		}
+	}
 
 	enableReaper()
 	start := time.Now()
@@ -208,6 +224,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			case errors.Is(context.Cause(tctx), errTimedOut):
 				res.TimedOut = true
 			}
+		}
+	}
+	if sb != nil {
+		if err := sb.finish(&res); err != nil {
+			return res.withLog(log), err
 		}
 	}
 	return res.withLog(log), nil

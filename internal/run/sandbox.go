@@ -1,0 +1,66 @@
+package run
+
+import (
+	"os/exec"
+
+	"github.com/failpass/failpass/internal/sandbox"
+)
+
+// Containment. With Spec.Sandbox set, Run still resolves argv[0], owns
+// the process group, the timeout and the log, but the process it starts
+// is the sandbox helper (a re-exec of failpass), which applies the layers
+// and starts the command as its child. The helper's report replaces the
+// exit status Run would read, because PID 1 of a namespace cannot die by
+// its command's signal; a layer that failed closed is a StartErr, so the
+// run is inconclusive.
+
+// sandboxRun is one command's sandbox, from Prepare to Finish.
+type sandboxRun struct{ pr *sandbox.Prepared }
+
+// prepareSandbox sets up s.Sandbox for one command and returns the
+// environment the command gets inside it; argv[0] must be resolved
+// against that environment's PATH, never the tool's.
+func prepareSandbox(s Spec, env []string) (*sandboxRun, []string, error) {
+	pr, err := s.Sandbox.Prepare(s.Root, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &sandboxRun{pr: pr}, pr.Env, nil
+}
+
+// wrap turns cmd, already set up to run the program at path in dir, into
+// the helper invocation that runs it contained.
+func (sb *sandboxRun) wrap(cmd *exec.Cmd, path, dir string) error {
+	l, err := sb.pr.Launch(sandbox.Command{Path: path, Argv: cmd.Args, Dir: dir})
+	if err != nil {
+		return err
+	}
+	cmd.Path, cmd.Args, cmd.Env = l.Path, l.Args, l.Env
+	cmd.ExtraFiles = l.ExtraFiles
+	cmd.Err = nil
+	attr := cmd.SysProcAttr
+	attr.Cloneflags |= l.Cloneflags
+	attr.UidMappings, attr.GidMappings = l.UidMappings, l.GidMappings
+	attr.GidMappingsEnableSetgroups = false
+	return nil
+}
+
+// finish folds the helper's report into res, removes the sandbox's
+// cgroups and private folders, and checks the repository's git
+// configuration (a change is a *sandbox.IntegrityError).
+func (sb *sandboxRun) finish(res *Result) error {
+	o, err := sb.pr.Finish()
+	if o.Known {
+		switch {
+		case !o.Started:
+			res.Exit, res.StartErr = -1, o.StartErr
+		case o.Signal != "":
+			res.Exit, res.Signal = -1, o.Signal
+		default:
+			res.Exit, res.Signal = o.Exit, ""
+		}
+	}
+	return err
+}
+
+func (sb *sandboxRun) close() { sb.pr.Close() }
