@@ -1,11 +1,817 @@
 package cli
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
 
-func runCardSign(ctx context.Context, env *Env, args []string) error { return notBuilt("card sign") }
-func runCardVerify(ctx context.Context, env *Env, args []string) error {
-	return notBuilt("card verify")
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/sign"
+	"github.com/failpass/failpass/internal/version"
+	"github.com/failpass/failpass/internal/worktree"
+)
+
+const (
+	cardSignUsage     = "failpass card sign --card FILE [--key KEY] [--principal NAME] [--repeat N] [--force] [--repo DIR]"
+	cardVerifyUsage   = "failpass card verify --card FILE --allowed-signers FILE [--threshold N]"
+	cardAnnotateUsage = "failpass card annotate --card FILE --by NAME --note TEXT [--tighten max_files=N | max_changed_lines=N | deny_glob=GLOB ...]"
+
+	// maxSignRepeat bounds --repeat: each run is a full fail command.
+	maxSignRepeat = 100
+)
+
+// signCardArgs checks the --card flag and stray arguments before anything
+// is read.
+func signCardArgs(cmd, path string, pos []string) error {
+	if len(pos) > 0 {
+		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0]),
+			Hint: fmt.Sprintf("name the card with --card: failpass card %s --card %s", cmd, pos[0])}
+	}
+	if path == "" {
+		return &UsageError{Msg: "--card is required", Hint: fmt.Sprintf("failpass card %s --card issue-contract.yml", cmd)}
+	}
+	return nil
 }
+
+// readCardFile reads the card's bytes (bounded) and parses them strictly.
+// The bytes are kept: a stop leaves the file exactly as they were, and a
+// write checks nobody changed it meanwhile.
+func readCardFile(path string) ([]byte, *card.Card, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, &card.ReadError{File: path, Err: err}
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, nil, &card.ReadError{File: path, Err: errors.New("not a regular file")}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, card.MaxSize+1))
+	if err != nil {
+		return nil, nil, &card.ReadError{File: path, Err: err}
+	}
+	c, err := card.Parse(path, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, c, nil
+}
+
+func runCardSign(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags(env, "card sign", cardSignUsage)
+	path := fs.String("card", "", "the contract card `FILE` to sign (rewritten in place)")
+	keyPath := fs.String("key", "", "private key `KEY`, or KEY.pub of a key in ssh-agent; empty: the agent's only key")
+	principal := fs.String("principal", "", "the signer's `NAME` in allowed_signers (default: git config user.email)")
+	repeat := fs.Int("repeat", 3, "run the fail command `N` times; all runs must agree")
+	force := fs.Bool("force", false, "re-run the table and replace every existing signature")
+	repoDir := fs.String("repo", ".", "the repository `DIR` the card's base lives in")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := signCardArgs("sign", *path, pos); err != nil {
+		return err
+	}
+	if *repeat < 1 || *repeat > maxSignRepeat {
+		return &UsageError{Msg: fmt.Sprintf("--repeat %d: must be 1..%d", *repeat, maxSignRepeat), Hint: "the default, 3, catches most flaky fail commands"}
+	}
+
+	orig, c, err := readCardFile(*path)
+	if err != nil {
+		return err
+	}
+	for _, w := range c.Warnings() {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	signer, err := sign.LoadSigner(*keyPath, env.Getenv)
+	if err != nil {
+		return err
+	}
+	fp := ssh.FingerprintSHA256(signer.PublicKey())
+	repo, err := gitx.Open(ctx, *repoDir)
+	if err != nil {
+		return err
+	}
+	who := *principal
+	if who == "" {
+		if out, err := repo.Git(ctx, "config", "--get", "user.email"); err == nil {
+			who = strings.TrimSpace(string(out))
+		}
+	}
+	if who == "" || strings.ContainsAny(who, " \t\r\n,\"") {
+		return &UsageError{Msg: fmt.Sprintf("no usable signer principal (%q)", who),
+			Hint: "pass --principal you@example.org, the name allowed_signers lists for your key"}
+	}
+
+	// A card that carries signatures is co-signed over the same bytes, or
+	// with --force re-signed from scratch. Co-signing a card whose signed
+	// bytes changed since would add a signature nobody else made.
+	witness := len(c.Signatures) > 0 && !*force
+	if witness {
+		if c.Signoff == nil || c.BaseSHA == "" {
+			return Errorf("%s carries signatures but no signoff or base_sha", *path).
+				Hint("re-run the decision table and replace the signatures: failpass card sign --force --card %s", *path)
+		}
+		canon, err := c.Canonical()
+		if err != nil {
+			return err
+		}
+		for i, s := range c.Signatures {
+			sfp, err := sign.CheckIntegrity(sign.NamespaceCard, canon, []byte(s.Signature))
+			if err != nil {
+				return Errorf("%s: signature %d (%s) does not match the card: %v", *path, i+1, s.Principal, err).
+					Hint("a signed field changed since it was signed; to re-run the table and replace every signature: failpass card sign --force --card %s", *path)
+			}
+			if sfp == fp {
+				return Errorf("%s is already signed by key %s (as %s)", *path, fp, s.Principal).
+					Hint("a co-signature needs another maintainer's key; to re-sign from scratch pass --force")
+			}
+		}
+	}
+
+	base, err := signBase(ctx, repo, c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "base: %s", base)
+	if c.BaseRef != "" && c.BaseSHA == "" {
+		fmt.Fprintf(env.Stdout, " (%s)", c.BaseRef)
+	}
+	fmt.Fprintln(env.Stdout)
+
+	runs, verdict, err := signRunTable(ctx, env, repo, c, base, *repeat)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "decision: %s: %s\n", verdict.Decision, verdict.Reason)
+	if verdict.Decision != sign.DecisionSign {
+		fmt.Fprintf(env.Stdout, "card %s: not signed (left unchanged)\n", *path)
+		return Exit(ExitFail)
+	}
+
+	next := *c
+	if witness {
+		// The witness's runs are printed, not stored: the bytes stay the
+		// ones the first signer signed.
+	} else {
+		next.BaseSHA = base
+		next.Signoff = &card.Signoff{
+			At:       time.Now().UTC().Format(time.RFC3339),
+			Tool:     version.String(),
+			Decision: string(sign.DecisionSign),
+			Runs:     runs,
+		}
+		next.Signatures = nil
+	}
+	canon, err := next.Canonical()
+	if err != nil {
+		return err
+	}
+	armored, err := signer.Sign(sign.NamespaceCard, canon)
+	if err != nil {
+		return err
+	}
+	next.Signatures = append(append([]card.Signature(nil), next.Signatures...), card.Signature{Principal: who, Signature: string(armored)})
+
+	data, kept, err := cardRewrite(orig, c, &next, func(d *cardDoc) {
+		if !witness {
+			d.set("base_sha", yamlStr(base), "base_ref", "id")
+			d.set("signoff", signoffNode(next.Signoff), "sandbox", "budget")
+		}
+		d.set("signatures", signaturesNode(next.Signatures), "signoff", "sandbox", "budget")
+	})
+	if err != nil {
+		return err
+	}
+	if !kept {
+		fmt.Fprintf(env.Stderr, "warning: %s was rewritten in failpass's layout; its comments could not be kept\n", *path)
+	}
+	if err := cardReplace(*path, orig, data); err != nil {
+		return err
+	}
+	digest, _ := next.Digest()
+	role := "signed"
+	if witness {
+		role = fmt.Sprintf("co-signed (%d signatures)", len(next.Signatures))
+	}
+	fmt.Fprintf(env.Stdout, "card %s: %s as %s with %s key %s\ncard_digest: %s\n", *path, role, who, signer.PublicKey().Type(), fp, digest)
+	return nil
+}
+
+// signBase is the commit the table runs on: base_sha when the card pins
+// one, else base_ref resolved once (and then written as base_sha).
+func signBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
+	ref := c.BaseSHA
+	if ref == "" {
+		ref = c.BaseRef
+	}
+	out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	if err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			if c.BaseSHA != "" {
+				return "", Errorf("base_sha %s is not a commit in %s", c.BaseSHA, repo.Dir).
+					Hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
+			}
+			return "", Errorf("base_ref %q does not name a commit in %s", c.BaseRef, repo.Dir).
+				Hint("fetch the branch, or set base_ref to a branch, tag or commit that exists")
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// signRunTable runs the fail command n times and the invariant once, each
+// on a fresh checkout of base in a disposable worktree, prints every run,
+// and applies the decision table. The runs are returned as signoff
+// evidence: the fail runs in order, then the invariant.
+func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, base string, n int) ([]card.Run, sign.Verdict, error) {
+	wt, err := worktree.Add(ctx, repo, base)
+	if err != nil {
+		return nil, sign.Verdict{}, err
+	}
+	defer wt.Remove(ctx)
+	logDir, err := signLogDir(repo)
+	if err != nil {
+		return nil, sign.Verdict{}, err
+	}
+	fmt.Fprintf(env.Stderr, "logs: %s\n", logDir)
+
+	one := func(role card.Role, i int) (run.Result, error) {
+		if i > 0 || role == card.RoleInvariant {
+			// Every run starts from the clean base: a run that leaves a
+			// cache or a marker file behind must not steer the next.
+			if err := wt.Reset(ctx, base); err != nil {
+				return run.Result{}, err
+			}
+		}
+		cmd := c.Command(role)
+		log := filepath.Join(logDir, fmt.Sprintf("%s-%d.log", role, i+1))
+		res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
+			Env: signEnv(env.Getenv, cmd), Timeout: cmd.Timeout, Log: log})
+		if err != nil {
+			return res, err
+		}
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		return res, nil
+	}
+	var fails []sign.Outcome
+	var runs []card.Run
+	for i := 0; i < n; i++ {
+		res, err := one(card.RoleFail, i)
+		if err != nil {
+			return nil, sign.Verdict{}, err
+		}
+		fmt.Fprintf(env.Stdout, "fail run %d/%d: %s in %s (expect %d)\n", i+1, n, res, signMS(res.Duration), c.Fail.ExpectExit)
+		fails = append(fails, sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive()})
+		runs = append(runs, card.Run{Role: string(card.RoleFail), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
+	}
+	res, err := one(card.RoleInvariant, 0)
+	if err != nil {
+		return nil, sign.Verdict{}, err
+	}
+	fmt.Fprintf(env.Stdout, "invariant: %s in %s (expect %d)\n", res, signMS(res.Duration), c.Invariant.ExpectExit)
+	inv := sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive()}
+	runs = append(runs, card.Run{Role: string(card.RoleInvariant), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
+	return runs, sign.Decide(fails, c.Fail.ExpectExit, inv, c.Invariant.ExpectExit), nil
+}
+
+// signExit is the exit code as the signoff records it (0..255). Only
+// conclusive runs reach a signoff, so the clamp never hides anything.
+func signExit(r run.Result) int {
+	if r.Exit < 0 || r.Exit > 255 {
+		return 255
+	}
+	return r.Exit
+}
+
+func signMS(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
+
+// signLogDir makes a fresh folder for this signing's command logs under
+// <git common dir>/failpass/logs.
+func signLogDir(repo *gitx.Repo) (string, error) {
+	var b [4]byte
+	rand.Read(b[:])
+	dir := repo.StateDir("logs", "sign-"+time.Now().UTC().Format("20060102T150405Z")+"-"+hex.EncodeToString(b[:]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("log folder: %w", err)
+	}
+	return dir, nil
+}
+
+// signEnv is what a card command sees while a card is signed: an
+// allow-list of the tool's own environment (never tokens, keys or
+// SSH_AUTH_SOCK) plus the card's signed per-command env.
+func signEnv(getenv func(string) string, cmd card.Command) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "GOPATH", "GOROOT", "GOMODCACHE", "GOCACHE", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "VIRTUAL_ENV", "TERM"} {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	for k, v := range cmd.Env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func runCardVerify(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags(env, "card verify", cardVerifyUsage)
+	path := fs.String("card", "", "the signed contract card `FILE`")
+	allowed := fs.String("allowed-signers", "", "the maintainers' allowed_signers `FILE` (ssh-keygen format)")
+	threshold := fs.Int("threshold", 1, "valid signatures by at least `N` distinct allowed keys")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := signCardArgs("verify", *path, pos); err != nil {
+		return err
+	}
+	if *allowed == "" {
+		return &UsageError{Msg: "--allowed-signers is required",
+			Hint: "pass the maintainers' allowed_signers file, e.g. --allowed-signers \"$(git config gpg.ssh.allowedSignersFile)\""}
+	}
+	if *threshold < 1 {
+		return &UsageError{Msg: fmt.Sprintf("--threshold %d: must be at least 1", *threshold)}
+	}
+	_, c, err := readCardFile(*path)
+	if err != nil {
+		return err
+	}
+	as, err := sign.ReadAllowedSigners(*allowed)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	tally, err := verifyCardSignatures(c, as, now)
+	if err != nil {
+		return err
+	}
+	printTally(env.Stdout, c, tally)
+	problems := cardTrustProblems(c, tally, *threshold, now)
+	if len(problems) > 0 {
+		fmt.Fprintf(env.Stdout, "card %s: NOT VALID: %s\n", *path, strings.Join(problems, "; "))
+		return Exit(ExitFail)
+	}
+	digest, _ := c.Digest()
+	fmt.Fprintf(env.Stdout, "card %s: valid (%d distinct allowed key(s), threshold %d)\ncard_digest: %s\n", *path, tally.Keys, *threshold, digest)
+	return nil
+}
+
+// verifyCardSignatures verifies every signature on c over its canonical
+// bytes, in the card namespace.
+func verifyCardSignatures(c *card.Card, as *sign.AllowedSigners, now time.Time) (*sign.Tally, error) {
+	canon, err := c.Canonical()
+	if err != nil {
+		return nil, err
+	}
+	claims := make([]sign.Claim, len(c.Signatures))
+	for i, s := range c.Signatures {
+		claims[i] = sign.Claim{Principal: s.Principal, Armored: []byte(s.Signature)}
+	}
+	return as.VerifyClaims(sign.NamespaceCard, canon, claims, now), nil
+}
+
+func printTally(w io.Writer, c *card.Card, t *sign.Tally) {
+	vi, ii := 0, 0
+	for i, s := range c.Signatures {
+		if ii < len(t.Invalid) && t.Invalid[ii].Index == i {
+			fmt.Fprintf(w, "signature %d: %s: not valid: %v\n", i+1, s.Principal, signReason(t.Invalid[ii].Err))
+			ii++
+			continue
+		}
+		v := t.Valid[vi]
+		dup := ""
+		if t.Duplicate(vi) {
+			dup = " (same key as an earlier signature: counted once)"
+		}
+		fmt.Fprintf(w, "signature %d: %s: valid, %s key %s (allowed_signers line %d)%s\n", i+1, s.Principal, v.KeyType, v.Fingerprint, v.Line, dup)
+		vi++
+	}
+}
+
+func signReason(err error) string {
+	var ve *sign.VerifyError
+	if errors.As(err, &ve) {
+		if ve.Detail != "" {
+			return string(ve.Reason) + ": " + ve.Detail
+		}
+		return string(ve.Reason)
+	}
+	return err.Error()
+}
+
+// cardTrustProblems lists why a verified card is still not valid: too few
+// distinct allowed keys, or an expiry that has passed.
+func cardTrustProblems(c *card.Card, t *sign.Tally, threshold int, now time.Time) []string {
+	var p []string
+	switch {
+	case len(c.Signatures) == 0:
+		p = append(p, "card.signature: the card is not signed")
+	case t.Keys < threshold:
+		p = append(p, fmt.Sprintf("card.signature: %d distinct allowed key(s) signed, threshold %d", t.Keys, threshold))
+	}
+	if c.Expires != nil && now.After(*c.Expires) {
+		p = append(p, fmt.Sprintf("card.expired: the card expired at %s", c.Expires.UTC().Format(time.RFC3339)))
+	}
+	return p
+}
+
+// CardTrustError is a card whose signatures do not meet the trust policy:
+// the gate's card.signature rule.
+type CardTrustError struct {
+	Problems []string
+	Invalid  []string // one line per refused signature
+}
+
+func (e *CardTrustError) Error() string {
+	msg := strings.Join(e.Problems, "; ")
+	if len(e.Invalid) > 0 {
+		msg += " (" + strings.Join(e.Invalid, "; ") + ")"
+	}
+	return msg
+}
+
+// UserFacing marks the error as the card's or the signer's to fix.
+func (e *CardTrustError) UserFacing() bool { return true }
+
+// cardTrustCheck is the gate's card.signature check over allowed signers
+// as: at least threshold distinct allowed keys signed the card's canonical
+// bytes. It returns the principals that verified. Expiry and base are the
+// gate's own rules (card.expired, card.base) and are not checked here.
+func cardTrustCheck(as *sign.AllowedSigners, threshold int, now func() time.Time) func(*card.Card) ([]string, error) {
+	return func(c *card.Card) ([]string, error) {
+		t, err := verifyCardSignatures(c, as, now())
+		if err != nil {
+			return nil, err
+		}
+		var ok []string
+		for _, v := range t.Valid {
+			ok = append(ok, v.Principal)
+		}
+		e := &CardTrustError{}
+		for _, inv := range t.Invalid {
+			e.Invalid = append(e.Invalid, fmt.Sprintf("signature %d by %s: %s", inv.Index+1, c.Signatures[inv.Index].Principal, signReason(inv.Err)))
+		}
+		switch {
+		case len(c.Signatures) == 0:
+			e.Problems = append(e.Problems, "the card is not signed")
+		case t.Keys < threshold:
+			e.Problems = append(e.Problems, fmt.Sprintf("%d distinct allowed key(s) signed, threshold %d", t.Keys, threshold))
+		}
+		if len(e.Problems) > 0 {
+			return ok, e
+		}
+		return ok, nil
+	}
+}
+
 func runCardAnnotate(ctx context.Context, env *Env, args []string) error {
-	return notBuilt("card annotate")
+	fs := newFlags(env, "card annotate", cardAnnotateUsage)
+	path := fs.String("card", "", "the contract card `FILE` (rewritten in place)")
+	by := fs.String("by", "", "who annotates: a `NAME` (a reviewer, a model)")
+	note := fs.String("note", "", "the annotation's `TEXT`")
+	var tighten stringList
+	fs.Var(&tighten, "tighten", "lower a limit or add a deny glob: max_files=N, max_changed_lines=N or deny_glob=GLOB (repeatable)")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := signCardArgs("annotate", *path, pos); err != nil {
+		return err
+	}
+	if strings.TrimSpace(*by) == "" || strings.TrimSpace(*note) == "" {
+		return &UsageError{Msg: "--by and --note are required", Hint: `failpass card annotate --card FILE --by reviewer --note "why"`}
+	}
+	t, err := parseTightenFlags(tighten)
+	if err != nil {
+		return err
+	}
+	orig, c, err := readCardFile(*path)
+	if err != nil {
+		return err
+	}
+	if t != nil {
+		if t.MaxFiles != nil && *t.MaxFiles > c.Budget.MaxFiles {
+			return Errorf("--tighten max_files=%d raises the signed limit %d", *t.MaxFiles, c.Budget.MaxFiles).
+				Hint("an annotation may only lower limits; raising one needs a re-signed card (failpass card sign --force)")
+		}
+		if t.MaxChangedLines != nil && *t.MaxChangedLines > c.Budget.MaxChangedLines {
+			return Errorf("--tighten max_changed_lines=%d raises the signed limit %d", *t.MaxChangedLines, c.Budget.MaxChangedLines).
+				Hint("an annotation may only lower limits; raising one needs a re-signed card (failpass card sign --force)")
+		}
+	}
+	a := card.Annotation{By: *by, At: time.Now().UTC().Format(time.RFC3339), Note: *note, Tighten: t}
+	next := *c
+	next.Annotations = append(append([]card.Annotation(nil), c.Annotations...), a)
+	if err := next.Validate(); err != nil {
+		var pe *card.ParseError
+		if errors.As(err, &pe) {
+			e := Errorf("annotation refused: %s: %s", pe.Field, pe.Msg)
+			if pe.Hint != "" {
+				e = e.Hint("%s", pe.Hint)
+			}
+			return e.Hint("%s was left as it was", *path)
+		}
+		return err
+	}
+	data, kept, err := cardRewrite(orig, c, &next, func(d *cardDoc) { d.appendAnnotation(annotationNode(a)) })
+	if err != nil {
+		return err
+	}
+	if !kept {
+		fmt.Fprintf(env.Stderr, "warning: %s was rewritten in failpass's layout; its comments could not be kept\n", *path)
+	}
+	if err := cardReplace(*path, orig, data); err != nil {
+		return err
+	}
+	b := next.EffectiveBudget()
+	fmt.Fprintf(env.Stdout, "card %s: annotated by %s (signatures unaffected)\neffective budget: max_files %d, max_changed_lines %d, deny_globs [%s]\n",
+		*path, *by, b.MaxFiles, b.MaxChangedLines, strings.Join(b.DenyGlobs, ", "))
+	return nil
+}
+
+// parseTightenFlags reads --tighten KEY=VALUE items. Only the three
+// tightenings exist; anything else (a command, a raise, a removal) has no
+// spelling here at all.
+func parseTightenFlags(items []string) (*card.Tightening, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	t := &card.Tightening{}
+	for _, it := range items {
+		k, v, ok := strings.Cut(it, "=")
+		if !ok || v == "" {
+			return nil, &UsageError{Msg: fmt.Sprintf("--tighten %q: want KEY=VALUE", it), Hint: "--tighten max_files=2, --tighten max_changed_lines=40 or --tighten deny_glob='src/vendor/**'"}
+		}
+		switch k {
+		case "max_files", "max_changed_lines":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > card.MaxBudget || strconv.Itoa(n) != v {
+				return nil, &UsageError{Msg: fmt.Sprintf("--tighten %s=%s: want a whole number 0..%d", k, v, card.MaxBudget)}
+			}
+			dst := &t.MaxFiles
+			if k == "max_changed_lines" {
+				dst = &t.MaxChangedLines
+			}
+			if *dst != nil && **dst != n {
+				return nil, &UsageError{Msg: fmt.Sprintf("--tighten %s given twice with different values", k)}
+			}
+			*dst = &n
+		case "deny_glob", "deny_globs":
+			t.DenyGlobs = append(t.DenyGlobs, v)
+		default:
+			return nil, &UsageError{Msg: fmt.Sprintf("--tighten %s: an annotation may only set max_files, max_changed_lines or deny_glob", k),
+				Hint: "commands, expected exits and the base are signed: change them and re-sign with failpass card sign --force"}
+		}
+	}
+	return t, nil
+}
+
+// cardRewrite produces the new card file: the original YAML with edit
+// applied to its node tree (so comments and layout survive), checked by
+// parsing it back: the result must decode to want exactly (signed bytes,
+// signatures, annotations). If the node edit cannot give that, the card is
+// written in card.Marshal's layout instead, checked the same way; kept
+// says which.
+func cardRewrite(orig []byte, old, want *card.Card, edit func(*cardDoc)) ([]byte, bool, error) {
+	if d, err := parseCardDoc(orig); err == nil {
+		edit(d)
+		if data, err := d.bytes(); err == nil && cardMatches(data, want) == nil {
+			return data, true, nil
+		}
+	}
+	data, err := card.Marshal(want)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := cardMatches(data, want); err != nil {
+		return nil, false, fmt.Errorf("rewritten card does not read back: %w", err)
+	}
+	return data, false, nil
+}
+
+// cardMatches checks that data parses to a card equal to want in every
+// field.
+func cardMatches(data []byte, want *card.Card) error {
+	got, err := card.Parse("<rewritten card>", data)
+	if err != nil {
+		return err
+	}
+	gc, err := got.Canonical()
+	if err != nil {
+		return err
+	}
+	wc, err := want.Canonical()
+	if err != nil {
+		return err
+	}
+	switch {
+	case !bytes.Equal(gc, wc):
+		return errors.New("signed bytes differ")
+	case !reflect.DeepEqual(got.Signatures, want.Signatures):
+		return errors.New("signatures differ")
+	case !reflect.DeepEqual(got.Annotations, want.Annotations):
+		return errors.New("annotations differ")
+	}
+	return nil
+}
+
+// cardReplace writes data over the card at path durably (temp file in the
+// same folder, fsync, rename, fsync the folder), keeping its mode. It
+// refuses when the file no longer holds orig: someone else wrote it while
+// the table ran, and their write must not be lost. A symlinked card is
+// written through to its target.
+func cardReplace(path string, orig, data []byte) error {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return Errorf("cannot write %s: %v", path, err)
+	}
+	cur, err := os.ReadFile(target)
+	if err != nil || !bytes.Equal(cur, orig) {
+		return Errorf("%s changed while failpass was working on it; nothing written", path).Hint("run the command again")
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return Errorf("cannot write %s: %v", path, err)
+	}
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, ".failpass-card-*")
+	if err != nil {
+		return Errorf("cannot write %s: %v", path, err).Hint("the card's folder must be writable")
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(st.Mode().Perm())
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), target)
+	}
+	if err != nil {
+		return Errorf("cannot write %s: %v", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// cardDoc is a card's YAML node tree, edited in place.
+type cardDoc struct {
+	doc, top *yaml.Node
+}
+
+func parseCardDoc(data []byte) (*cardDoc, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("card is not one YAML mapping")
+	}
+	return &cardDoc{doc: &doc, top: doc.Content[0]}, nil
+}
+
+// set replaces key's value, or inserts key after the first of after that
+// exists (at the end when none does).
+func (d *cardDoc) set(key string, value *yaml.Node, after ...string) {
+	m := d.top.Content
+	for i := 0; i+1 < len(m); i += 2 {
+		if m[i].Value == key {
+			// Keep comments written beside the old value.
+			value.LineComment, value.HeadComment = m[i+1].LineComment, m[i+1].HeadComment
+			m[i+1] = value
+			return
+		}
+	}
+	at := len(m)
+	for _, a := range after {
+		found := false
+		for i := 0; i+1 < len(m); i += 2 {
+			if m[i].Value == a {
+				at, found = i+2, true
+				break
+			}
+		}
+		if found {
+			break
+		}
+	}
+	kv := []*yaml.Node{yamlKey(key), value}
+	d.top.Content = append(m[:at:at], append(kv, m[at:]...)...)
+}
+
+// appendAnnotation adds one item to annotations, creating the list.
+func (d *cardDoc) appendAnnotation(a *yaml.Node) {
+	m := d.top.Content
+	for i := 0; i+1 < len(m); i += 2 {
+		if m[i].Value == "annotations" && m[i+1].Kind == yaml.SequenceNode {
+			m[i+1].Style = 0 // a flow "[]" becomes a block list
+			m[i+1].Content = append(m[i+1].Content, a)
+			return
+		}
+	}
+	d.set("annotations", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{a}})
+}
+
+func (d *cardDoc) bytes() ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(d.doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func yamlKey(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+
+func yamlStr(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle}
+}
+
+func yamlInt(n int64) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(n, 10)}
+}
+
+func yamlMap(kv ...any) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m.Content = append(m.Content, yamlKey(kv[i].(string)), kv[i+1].(*yaml.Node))
+	}
+	return m
+}
+
+func yamlStrList(items []string) *yaml.Node {
+	l := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+	for _, s := range items {
+		l.Content = append(l.Content, yamlStr(s))
+	}
+	return l
+}
+
+func signoffNode(s *card.Signoff) *yaml.Node {
+	runs := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, r := range s.Runs {
+		item := yamlMap("role", yamlStr(r.Role), "exit", yamlInt(int64(r.Exit)), "duration_ms", yamlInt(r.DurationMS))
+		item.Style = yaml.FlowStyle
+		runs.Content = append(runs.Content, item)
+	}
+	return yamlMap("at", yamlStr(s.At), "tool", yamlStr(s.Tool), "decision", yamlStr(s.Decision), "runs", runs)
+}
+
+func signaturesNode(sigs []card.Signature) *yaml.Node {
+	l := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, s := range sigs {
+		// A literal block keeps the armor readable and copyable into a
+		// file for ssh-keygen -Y verify.
+		armor := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s.Signature, Style: yaml.LiteralStyle}
+		l.Content = append(l.Content, yamlMap("principal", yamlStr(s.Principal), "signature", armor))
+	}
+	return l
+}
+
+func annotationNode(a card.Annotation) *yaml.Node {
+	n := yamlMap("by", yamlStr(a.By), "at", yamlStr(a.At), "note", yamlStr(a.Note))
+	if t := a.Tighten; t != nil {
+		tn := yamlMap()
+		if t.MaxFiles != nil {
+			tn.Content = append(tn.Content, yamlKey("max_files"), yamlInt(int64(*t.MaxFiles)))
+		}
+		if t.MaxChangedLines != nil {
+			tn.Content = append(tn.Content, yamlKey("max_changed_lines"), yamlInt(int64(*t.MaxChangedLines)))
+		}
+		if len(t.DenyGlobs) > 0 {
+			tn.Content = append(tn.Content, yamlKey("deny_globs"), yamlStrList(t.DenyGlobs))
+		}
+		n.Content = append(n.Content, yamlKey("tighten"), tn)
+	}
+	return n
 }

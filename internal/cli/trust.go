@@ -17,7 +17,4 @@ func budgetCommands() []*command {
 func runRecordVerify(ctx context.Context, env *Env, args []string) error {
 	return notBuilt("record verify")
 }
-func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
-	return notBuilt("budget suggest")
-}
 func runNote(ctx context.Context, env *Env, args []string) error { return notBuilt("note") }

@@ -358,3 +358,27 @@ func (a *AllowedSigners) VerifyClaims(namespace string, msg []byte, claims []Cla
 	}
 	return t
 }
+
+// CheckIntegrity reports whether armored is a well-formed, allow-listed
+// signature over msg in namespace by the key embedded in it, and returns
+// that key's fingerprint. It says nothing about who signed: an attacker's
+// own key passes. It exists to notice that signed bytes changed (a
+// co-signer about to add a signature to a card edited since), never to
+// decide trust; that is Verify, with allowed_signers.
+func CheckIntegrity(namespace string, msg, armored []byte) (string, error) {
+	sig, err := ParseArmor(armored)
+	if err != nil {
+		return "", &VerifyError{Reason: ReasonMalformed, Detail: err.Error()}
+	}
+	fp := ssh.FingerprintSHA256(sig.PublicKey)
+	if sig.Namespace != namespace {
+		return fp, &VerifyError{Reason: ReasonNamespace, Fingerprint: fp, Detail: fmt.Sprintf("made for namespace %q, not %q", sig.Namespace, namespace)}
+	}
+	if err := checkAlgorithm(sig); err != nil {
+		return fp, &VerifyError{Reason: ReasonAlgorithm, Fingerprint: fp, Detail: err.Error()}
+	}
+	if err := sshsig.Verify(bytes.NewReader(msg), sig, sig.PublicKey, sig.HashAlgorithm, namespace); err != nil {
+		return fp, &VerifyError{Reason: ReasonBadSignature, Fingerprint: fp, Detail: "the signed bytes differ from these"}
+	}
+	return fp, nil
+}

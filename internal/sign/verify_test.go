@@ -273,3 +273,34 @@ func TestThreshold(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckIntegrity(t *testing.T) {
+	dir := t.TempDir()
+	key := keygen(t, dir, "k", "ed25519", 0)
+	s := loadSigner(t, key)
+	armored, err := s.Sign(NamespaceCard, cardBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := CheckIntegrity(NamespaceCard, cardBytes, armored)
+	if err != nil || fp != ssh.FingerprintSHA256(s.PublicKey()) {
+		t.Errorf("CheckIntegrity(original) = %q, %v; want the key's fingerprint", fp, err)
+	}
+	for _, tc := range []struct {
+		name string
+		ns   string
+		msg  []byte
+		arm  []byte
+		want Reason
+	}{
+		{"changed bytes", NamespaceCard, append([]byte(nil), append(cardBytes, ' ')...), armored, ReasonBadSignature},
+		{"other namespace", NamespaceRecord, cardBytes, armored, ReasonNamespace},
+		{"garbage", NamespaceCard, cardBytes, []byte("x"), ReasonMalformed},
+	} {
+		_, err := CheckIntegrity(tc.ns, tc.msg, tc.arm)
+		var ve *VerifyError
+		if !errors.As(err, &ve) || ve.Reason != tc.want {
+			t.Errorf("CheckIntegrity(%s) = %v, want %s", tc.name, err, tc.want)
+		}
+	}
+}
