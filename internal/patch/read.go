@@ -212,8 +212,8 @@ func agree(secs []*section, got []byte) error {
 		return nil
 	}
 	hint := "failpass only accepts a diff that git reads exactly as written; regenerate it with `git diff`"
-	gotRecs, gotSummary := splitOutput(got, len(secs))
-	wantRecs, wantSummary := splitOutput(want, len(secs))
+	gotRecs, gotSummary := splitOutput(got)
+	wantRecs, wantSummary := splitOutput(want)
 	if len(gotRecs) != len(wantRecs) {
 		return &Error{Rule: RuleParse, Hint: hint,
 			Msg: fmt.Sprintf("git reads %d patches in the diff, failpass reads %d", len(gotRecs), len(wantRecs))}
@@ -224,12 +224,25 @@ func agree(secs []*section, got []byte) error {
 				Msg: fmt.Sprintf("diff line %d: git reads this patch as %q, failpass as %q", secs[i].line, gotRecs[i], wantRecs[i])}
 		}
 	}
-	return &Error{Rule: RuleParse, Hint: hint,
-		Msg: fmt.Sprintf("git summarizes the diff as %q, failpass as %q", gotSummary, wantSummary)}
+	g, w := strings.Split(gotSummary, "\n"), strings.Split(wantSummary, "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return &Error{Rule: RuleParse, Hint: hint,
+				Msg: fmt.Sprintf("git summarizes the diff as %q, failpass as %q", strings.TrimSpace(gl), strings.TrimSpace(wl))}
+		}
+	}
+	return &Error{Rule: RuleParse, Hint: hint, Msg: "git reads the diff differently"}
 }
 
-// splitOutput separates up to n numstat records from the summary text.
-func splitOutput(out []byte, n int) ([]string, string) {
+// splitOutput separates the numstat records from the summary text.
+func splitOutput(out []byte) ([]string, string) {
 	var recs []string
 	rest := out
 	for {

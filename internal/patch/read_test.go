@@ -139,7 +139,8 @@ var readBad = []struct {
 	{"file becomes symlink without target", "diff --git a/l b/l\nold mode 100644\nnew mode 120000\n", RuleParse, "does not give its target"},
 	{"broken quoting", "diff --git \"a/x\\q\" \"b/x\\q\"\n--- \"a/x\\q\"\n+++ \"b/x\\q\"\n@@ -1 +1 @@\n-a\n+b\n", RuleParse, "escape"},
 	{"binary without blank line", "diff --git a/b b/b\nnew file mode 100644\nGIT binary patch\nliteral 4\nLcmZR`ODzWg0*?Vp\n", RuleParse, "empty line"},
-	{"git reads a timestamp", "--- a/x\t1970-01-01 00:00:00.000000000 +0000\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", RuleParse, "git"},
+	{"epoch timestamp", "--- a/x\t1970-01-01 00:00:00.000000000 +0000\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", RuleParse, "git apply cannot read"},
+	{"git strips a timestamp", "--- a/x 2020-01-01 10:00:00.000000000 +0000\n+++ b/x 2020-01-01 10:00:00.000000000 +0000\n@@ -1 +1 @@\n-a\n+b\n", RuleParse, "git reads this patch as \"1\\t1\\tx\""},
 	{"oversize", okDiff + "#" + strings.Repeat("x", MaxSize), RuleParse, "limit"},
 }
 

@@ -248,3 +248,54 @@ func TestResolveModesFindsSymlink(t *testing.T) {
 		t.Errorf("Actual symlink target = %q", act.Files[0].SymlinkTarget)
 	}
 }
+
+// A rename git would not detect (the content changes too much) still
+// equals what the worktree shows: Equal compares effects, not pairings.
+func TestEqualLowSimilarityRename(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t, baseFiles)
+	diff := []byte("diff --git a/README.md b/docs/README.md\nsimilarity index 10%\nrename from README.md\nrename to docs/README.md\nindex 1234567..89abcde 100644\n--- a/README.md\n+++ b/docs/README.md\n@@ -1 +1,3 @@\n-# demo\n+# a\n+# b\n+# c\n")
+	cs, err := Read(ctx, diff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.ResolveModes(ctx, r.repo, r.base); err != nil {
+		t.Fatal(err)
+	}
+	act, err := Actual(ctx, r.repo, r.applied(diff), r.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := cs.Equal(act); !ok {
+		t.Errorf("Equal = false (%s)\nstatic %+v\nactual %+v", why, cs.Files, act.Files)
+	}
+}
+
+// git apply without --index cannot move a submodule that is not checked
+// out: the static change set says it moves, the worktree does not, and
+// Equal says so (diff.actual) instead of passing a change nobody ran.
+func TestEqualSubmoduleBump(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t, map[string]string{"a": "a\n"})
+	git(t, r.repo.Dir, "update-index", "--add", "--cacheinfo", "160000,1234567890123456789012345678901234567890,sub")
+	git(t, r.repo.Dir, "commit", "-q", "-m", "submodule")
+	r.base = strings.TrimSpace(git(t, r.repo.Dir, "rev-parse", "HEAD"))
+	diff := []byte("diff --git a/sub b/sub\nindex 1234567..89abcde 160000\n--- a/sub\n+++ b/sub\n@@ -1 +1 @@\n-Subproject commit 1234567890123456789012345678901234567890\n+Subproject commit 89abcde890123456789012345678901234567890\n")
+	cs, err := Read(ctx, diff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.ResolveModes(ctx, r.repo, r.base); err != nil {
+		t.Fatal(err)
+	}
+	if !cs.Files[0].Submodule {
+		t.Errorf("Read(%q) = %+v, want a submodule change", diff, cs.Files[0])
+	}
+	act, err := Actual(ctx, r.repo, r.applied(diff), r.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := cs.Equal(act); ok || !strings.Contains(why, "sub") {
+		t.Errorf("Equal = %t (%s), want a difference at sub", ok, why)
+	}
+}
