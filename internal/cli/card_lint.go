@@ -23,7 +23,11 @@ const (
 // anything is read.
 func needCard(cmd, path string, pos []string) error {
 	if len(pos) > 0 {
-		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0]), Hint: fmt.Sprintf("name the card with --card: failpass card %s --card %s", cmd, pos[0])}
+		hint := fmt.Sprintf("name the card with --card: failpass card %s --card %s", cmd, pos[0])
+		if path != "" {
+			hint = fmt.Sprintf("failpass card %s takes one --card FILE and no other arguments", cmd)
+		}
+		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0]), Hint: hint}
 	}
 	if path == "" {
 		return &UsageError{Msg: "--card is required", Hint: fmt.Sprintf("failpass card %s --card issue-contract.yml", cmd)}
