@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"syscall"
 	"time"
 )
 
@@ -34,81 +32,45 @@ var errOutputLimit = errors.New("run: output limit")
 // *OutputLimitError. Any other error is, as for Run, a problem before the
 // command exists.
 func Capture(ctx context.Context, s Spec, stdin []byte, maxOut int64) ([]byte, Result, error) {
-	if len(s.Argv) == 0 || s.Argv[0] == "" {
-		return nil, Result{}, errors.New("run: empty argv")
-	}
 	if maxOut <= 0 {
 		return nil, Result{}, errors.New("run: capture needs a positive output limit")
 	}
-	dir, err := confine(s.Root, s.Workdir)
-	if err != nil {
-		return nil, Result{}, err
+	p, res, err := prepare(s)
+	if err != nil || res.StartErr != nil {
+		return nil, res, err
 	}
-	env := s.Env
-	if env == nil {
-		env = defaultEnv()
-	}
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	maxLog := s.MaxLog
-	if maxLog <= 0 {
-		maxLog = DefaultMaxLog
-	}
-	log, err := openLog(s.Log, maxLog)
-	if err != nil {
-		return nil, Result{}, err
-	}
-	defer log.Close()
-
-	res := Result{Exit: -1, timeout: timeout}
-	path, err := resolveArgv0(s.Argv[0], dir, env)
-	if err != nil {
-		res.StartErr = err
-		fmt.Fprintf(log, "failpass: not started: %v\n", err)
-		return nil, res.withLog(log), nil
-	}
-
+	log := p.log
 	outR, outW, err := os.Pipe()
 	if err != nil {
+		log.Close()
 		return nil, Result{}, fmt.Errorf("run: stdout pipe: %w", err)
 	}
 	defer outR.Close()
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outW.Close()
+		log.Close()
 		return nil, Result{}, fmt.Errorf("run: stderr pipe: %w", err)
 	}
 	defer errR.Close()
 
-	tctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, errTimedOut)
+	tctx, cancelTimeout := context.WithTimeoutCause(ctx, p.timeout, errTimedOut)
 	defer cancelTimeout()
 	// overflow ends the command when stdout passes maxOut; it is told
 	// apart from the timeout and the caller's cancel by its cause.
 	octx, overflow := context.WithCancelCause(tctx)
 	defer overflow(nil)
-	cmd := exec.CommandContext(octx, path)
-	cmd.Args = append([]string(nil), s.Argv...)
-	cmd.Dir = dir
-	cmd.Env = env
+	cmd := p.command(octx, s.Argv)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = waitDelay
 
-	enableReaper()
 	start := time.Now()
 	err = startRegistered(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {
-		res.StartErr = err
-		res.Canceled = ctx.Err() != nil
-		fmt.Fprintf(log, "failpass: not started: %v\n", err)
-		return nil, res.withLog(log), nil
+		return nil, p.notStarted(ctx, res, err), nil
 	}
 
 	var out bytes.Buffer
@@ -142,30 +104,13 @@ func Capture(ctx context.Context, s Spec, stdin []byte, maxOut int64) ([]byte, R
 
 	cmd.Wait()
 	res.Duration = time.Since(start)
-	pid := cmd.Process.Pid
-	killGroup(pid)
-	reap(pid)
-
+	cleanUp(cmd)
 	deadline := time.Now().Add(drainGrace)
 	outR.SetReadDeadline(deadline)
 	errR.SetReadDeadline(deadline)
 	<-outDone
 	<-errDone
-
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		switch {
-		case ws.Exited():
-			res.Exit = ws.ExitStatus()
-		case ws.Signaled():
-			res.Signal = ws.Signal().String()
-			switch {
-			case ctx.Err() != nil:
-				res.Canceled = true
-			case errors.Is(context.Cause(tctx), errTimedOut):
-				res.TimedOut = true
-			}
-		}
-	}
+	res.ended(ctx, tctx, cmd)
 	res = res.withLog(log)
 	if over {
 		return out.Bytes(), res, &OutputLimitError{Max: maxOut}

@@ -119,81 +119,30 @@ func (e *WorkdirError) Hints() []string {
 // re-parented to failpass (see reap_linux.go); Run returns within
 // drainGrace of that even when an escapee keeps the pipe open.
 func Run(ctx context.Context, s Spec) (Result, error) {
-	if len(s.Argv) == 0 || s.Argv[0] == "" {
-		return Result{}, errors.New("run: empty argv")
+	p, res, err := prepare(s)
+	if err != nil || res.StartErr != nil {
+		return res, err
 	}
-	dir, err := confine(s.Root, s.Workdir)
-	if err != nil {
-		return Result{}, err
-	}
-	env := s.Env
-	if env == nil {
-		env = defaultEnv()
-	}
-	var sb *sandboxRun
-	if s.Sandbox != nil {
-		if sb, env, err = prepareSandbox(s, env); err != nil {
-			return Result{}, err
-		}
-		defer sb.close()
-	}
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	maxLog := s.MaxLog
-	if maxLog <= 0 {
-		maxLog = DefaultMaxLog
-	}
-	log, err := openLog(s.Log, maxLog)
-	if err != nil {
-		return Result{}, err
-	}
-	defer log.Close()
-
-	res := Result{Exit: -1, timeout: timeout}
-	path, err := resolveArgv0(s.Argv[0], dir, env)
-	if err != nil {
-		res.StartErr = err
-		fmt.Fprintf(log, "failpass: not started: %v\n", err)
-		return res.withLog(log), nil
-	}
-
+	log := p.log
 	pr, pw, err := os.Pipe()
 	if err != nil {
+		log.Close()
 		return Result{}, fmt.Errorf("run: output pipe: %w", err)
 	}
 	defer pr.Close()
 
-	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
+	tctx, cancel := context.WithTimeoutCause(ctx, p.timeout, errTimedOut)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, path)
-	cmd.Args = append([]string(nil), s.Argv...)
-	cmd.Dir = dir
-	cmd.Env = env
+	cmd := p.command(tctx, s.Argv)
 	// One pipe for both streams: the log interleaves them in the order the
 	// command wrote them, and no exec copying goroutine can block Wait.
 	cmd.Stdout = pw
 	cmd.Stderr = pw
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = waitDelay
-	if sb != nil {
-		if err := sb.wrap(cmd, path, dir); err != nil {
-			pw.Close()
-			return Result{}, err
-		}
-	}
-
-	enableReaper()
 	start := time.Now()
 	err = startRegistered(cmd)
 	pw.Close()
 	if err != nil {
-		res.StartErr = err
-		res.Canceled = ctx.Err() != nil
-		fmt.Fprintf(log, "failpass: not started: %v\n", err)
-		return res.withLog(log), nil
+		return p.notStarted(ctx, res, err), nil
 	}
 	drained := make(chan struct{})
 	go func() {
@@ -203,35 +152,104 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 
 	cmd.Wait()
 	res.Duration = time.Since(start)
-	pid := cmd.Process.Pid
-	// The main process is gone; whatever it left behind in its group (the
-	// "sleep 300 &" of a fail command) goes with it.
-	killGroup(pid)
-	reap(pid)
-
+	cleanUp(cmd)
 	pr.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
-
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		switch {
-		case ws.Exited():
-			res.Exit = ws.ExitStatus()
-		case ws.Signaled():
-			res.Signal = ws.Signal().String()
-			switch {
-			case ctx.Err() != nil:
-				res.Canceled = true
-			case errors.Is(context.Cause(tctx), errTimedOut):
-				res.TimedOut = true
-			}
-		}
-	}
-	if sb != nil {
-		if err := sb.finish(&res); err != nil {
-			return res.withLog(log), err
-		}
-	}
+	res.ended(ctx, tctx, cmd)
 	return res.withLog(log), nil
+}
+
+// prepared is a Spec checked and resolved, ready to start.
+type prepared struct {
+	dir     string // the real workdir, inside Root
+	env     []string
+	path    string // argv[0] resolved
+	timeout time.Duration
+	log     *logWriter
+}
+
+// prepare checks s and opens its log. A problem before the command exists
+// is an error; a program that cannot be found is a Result with StartErr
+// (written to the log too), as a failure to start is.
+func prepare(s Spec) (*prepared, Result, error) {
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return nil, Result{}, errors.New("run: empty argv")
+	}
+	dir, err := confine(s.Root, s.Workdir)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	p := &prepared{dir: dir, env: s.Env, timeout: s.Timeout}
+	if p.env == nil {
+		p.env = defaultEnv()
+	}
+	if p.timeout <= 0 {
+		p.timeout = DefaultTimeout
+	}
+	maxLog := s.MaxLog
+	if maxLog <= 0 {
+		maxLog = DefaultMaxLog
+	}
+	if p.log, err = openLog(s.Log, maxLog); err != nil {
+		return nil, Result{}, err
+	}
+	res := Result{Exit: -1, timeout: p.timeout}
+	if p.path, err = resolveArgv0(s.Argv[0], dir, p.env); err != nil {
+		return p, p.notStarted(context.Background(), res, err), nil
+	}
+	return p, res, nil
+}
+
+// command makes the exec.Cmd both Run and Capture start: own process
+// group, the whole group killed on cancel, Wait bounded.
+func (p *prepared) command(ctx context.Context, argv []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, p.path)
+	cmd.Args = append([]string(nil), argv...)
+	cmd.Dir = p.dir
+	cmd.Env = p.env
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = waitDelay
+	enableReaper()
+	return cmd
+}
+
+// notStarted records a start failure in res and the log, and closes the log.
+func (p *prepared) notStarted(ctx context.Context, res Result, err error) Result {
+	res.StartErr = err
+	res.Canceled = ctx.Err() != nil
+	fmt.Fprintf(p.log, "failpass: not started: %v\n", err)
+	return res.withLog(p.log)
+}
+
+// cleanUp runs once the command's main process is gone: whatever it left
+// behind in its group (the "sleep 300 &" of a fail command) goes with it,
+// and so do escapees re-parented to failpass.
+func cleanUp(cmd *exec.Cmd) {
+	pid := cmd.Process.Pid
+	killGroup(pid)
+	reap(pid)
+}
+
+// ended records how the main process ended. Death by a signal is blamed on
+// the caller's cancel or the timeout when one of them fired.
+func (r *Result) ended(ctx, tctx context.Context, cmd *exec.Cmd) {
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok {
+		return
+	}
+	switch {
+	case ws.Exited():
+		r.Exit = ws.ExitStatus()
+	case ws.Signaled():
+		r.Signal = ws.Signal().String()
+		switch {
+		case ctx.Err() != nil:
+			r.Canceled = true
+		case errors.Is(context.Cause(tctx), errTimedOut):
+			r.TimedOut = true
+		}
+	}
 }
 
 var errTimedOut = errors.New("run: command timed out")
