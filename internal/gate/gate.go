@@ -1,0 +1,523 @@
+// Package gate checks one candidate diff against a contract card: the
+// ordered rules of INTERFACES.md, stopping at the first broken one, with
+// the base and patched commands run in a disposable worktree.
+package gate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/failpass/failpass/internal/budget"
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/patch"
+	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/worktree"
+)
+
+// Step is one rule's outcome. Exit and Expected are nil for rules that run
+// no command.
+type Step struct {
+	Rule       string  `json:"rule"`
+	Status     string  `json:"status"`
+	Exit       *int    `json:"exit"`
+	Expected   *int    `json:"expected"`
+	DurationMS int64   `json:"duration_ms"`
+	Log        *string `json:"log"`
+	Reason     string  `json:"reason,omitempty"`
+	// Runs holds every run's result under --repeat (and the one run
+	// otherwise), for records and humans.
+	Runs []RunResult `json:"runs,omitempty"`
+}
+
+// RunResult is one command run as a record keeps it.
+type RunResult struct {
+	Argv       []string `json:"argv"`
+	Exit       int      `json:"exit"`
+	Signal     string   `json:"signal,omitempty"`
+	TimedOut   bool     `json:"timed_out"`
+	DurationMS int64    `json:"duration_ms"`
+}
+
+// Sandbox reports which containment layers a run used.
+type Sandbox struct {
+	Applied []string `json:"applied"`
+	Missing []string `json:"missing"`
+}
+
+// Verdict is the gate's answer for one candidate. Its JSON form is the
+// `--json` contract of INTERFACES.md.
+type Verdict struct {
+	Verdict    string   `json:"verdict"`
+	Rule       *string  `json:"rule"`
+	Reason     string   `json:"reason"`
+	Candidate  string   `json:"candidate"`
+	Base       string   `json:"base"`
+	CardDigest string   `json:"card_digest"`
+	DiffDigest string   `json:"diff_digest"`
+	Sandbox    Sandbox  `json:"sandbox"`
+	Steps      []Step   `json:"steps"`
+	Cached     bool     `json:"cached,omitempty"`
+	Unsigned   bool     `json:"unsigned,omitempty"`
+	Signers    []string `json:"signers,omitempty"`
+	DurationMS int64    `json:"duration_ms"`
+
+	// Changes is the static change set, for records; not part of the JSON.
+	Changes *patch.ChangeSet `json:"-"`
+	// Tree is the patched tree id when the patch was applied.
+	Tree string `json:"-"`
+}
+
+// Failed reports the first broken rule, or "" when the candidate passed.
+func (v *Verdict) Failed() string {
+	if v.Rule == nil {
+		return ""
+	}
+	return *v.Rule
+}
+
+// Options is everything one gate run needs. The CLI fills it from flags.
+type Options struct {
+	Repo     *gitx.Repo
+	Card     *card.Card
+	CardPath string // as given, for messages and the oracle rule
+	Diff     []byte
+	DiffName string // as given on the command line
+
+	// Trust decides card.signature. It returns the principals that signed.
+	// When nil the card is treated as unsigned: the rule fails unless
+	// AllowUnsigned.
+	Trust         func(c *card.Card) ([]string, error)
+	AllowUnsigned bool
+
+	Repeat       int    // runs of every card command (default 1)
+	LogDir       string // where command logs go
+	KeepWorktree bool   // leave the worktree for inspection
+	Env          func(card.Command) []string
+	Now          func() time.Time
+	// Progress, when set, hears about each finished step.
+	Progress func(Step)
+}
+
+// Run checks one candidate. An error means trouble (exit 2): the verdict is
+// for broken rules.
+func Run(ctx context.Context, o Options) (*Verdict, error) {
+	start := time.Now()
+	g := &gateRun{o: o, v: &Verdict{Candidate: o.DiffName, Sandbox: Sandbox{Applied: []string{}, Missing: []string{}}}}
+	if g.o.Repeat < 1 {
+		g.o.Repeat = 1
+	}
+	if g.o.Now == nil {
+		g.o.Now = time.Now
+	}
+	sum := sha256.Sum256(o.Diff)
+	g.v.DiffDigest = "sha256:" + hex.EncodeToString(sum[:])
+	d, err := o.Card.Digest()
+	if err != nil {
+		return nil, err
+	}
+	g.v.CardDigest = d
+	err = g.run(ctx)
+	g.v.DurationMS = time.Since(start).Milliseconds()
+	if err != nil {
+		return nil, err
+	}
+	g.finish()
+	return g.v, nil
+}
+
+type gateRun struct {
+	o     Options
+	v     *Verdict
+	base  string
+	cs    *patch.ChangeSet
+	wt    *worktree.Worktree
+	broke bool
+}
+
+// errStop ends the rule sequence after a broken rule was recorded.
+var errStop = errors.New("rule broken")
+
+func (g *gateRun) run(ctx context.Context) error {
+	for _, step := range []func(context.Context) error{
+		g.cardRules, g.diffRules, g.budgetRules, g.dynamicRules,
+	} {
+		if err := step(ctx); err != nil {
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *gateRun) ok(rule string) {
+	g.add(Step{Rule: rule, Status: StatusOK})
+}
+
+func (g *gateRun) add(s Step) {
+	g.v.Steps = append(g.v.Steps, s)
+	if g.o.Progress != nil {
+		g.o.Progress(s)
+	}
+}
+
+// fail records a broken rule and returns errStop.
+func (g *gateRun) fail(rule, reason string) error {
+	g.add(Step{Rule: rule, Status: StatusFail, Reason: reason})
+	return g.broken(rule, reason)
+}
+
+func (g *gateRun) broken(rule, reason string) error {
+	g.v.Verdict = Fail
+	r := rule
+	g.v.Rule = &r
+	g.v.Reason = reason
+	g.broke = true
+	return errStop
+}
+
+// finish marks every rule not reached as not run, and sets a pass verdict.
+func (g *gateRun) finish() {
+	seen := map[string]bool{}
+	for _, s := range g.v.Steps {
+		seen[s.Rule] = true
+	}
+	for _, r := range Rules {
+		if !seen[r] {
+			g.v.Steps = append(g.v.Steps, Step{Rule: r, Status: StatusNotRun})
+		}
+	}
+	if !g.broke {
+		g.v.Verdict = Pass
+		g.v.Reason = "every rule held"
+	}
+}
+
+func (g *gateRun) cardRules(ctx context.Context) error {
+	c := g.o.Card
+	switch {
+	case g.o.Trust != nil && len(c.Signatures) > 0:
+		signers, err := g.o.Trust(c)
+		if err != nil {
+			return g.fail(RuleCardSignature, err.Error())
+		}
+		g.v.Signers = signers
+		g.ok(RuleCardSignature)
+	case g.o.AllowUnsigned:
+		g.v.Unsigned = true
+		g.add(Step{Rule: RuleCardSignature, Status: StatusOK, Reason: "unsigned card allowed by --allow-unsigned: its commands were not verified"})
+	case len(c.Signatures) == 0:
+		return g.fail(RuleCardSignature, "the card is not signed")
+	default:
+		return g.fail(RuleCardSignature, "no allowed signers to verify the card's signatures against")
+	}
+
+	base, err := g.resolveBase(ctx)
+	if err != nil {
+		return err
+	}
+	if base == "" {
+		return errStop
+	}
+	g.base = base
+	g.v.Base = base
+	g.ok(RuleCardBase)
+
+	if c.Expires != nil && !g.o.Now().Before(*c.Expires) {
+		return g.fail(RuleCardExpired, fmt.Sprintf("the card expired at %s", c.Expires.UTC().Format(time.RFC3339)))
+	}
+	g.ok(RuleCardExpired)
+
+	if c.Sandbox != nil && len(c.Sandbox.Require) > 0 {
+		missing := missingLayers(c.Sandbox.Require, g.v.Sandbox.Applied)
+		if len(missing) > 0 {
+			g.v.Sandbox.Missing = missing
+			return g.fail(RuleSandboxRequire, fmt.Sprintf("the card requires sandbox layers this run cannot provide: %s", strings.Join(missing, ", ")))
+		}
+	}
+	g.ok(RuleSandboxRequire)
+	return nil
+}
+
+func missingLayers(required, applied []string) []string {
+	have := map[string]bool{}
+	for _, a := range applied {
+		have[a] = true
+	}
+	var missing []string
+	for _, r := range required {
+		if !have[r] {
+			missing = append(missing, r)
+		}
+	}
+	return missing
+}
+
+// resolveBase pins the base commit: the card's base_sha when signed in, else
+// its base_ref resolved once. A base that is not a commit here breaks
+// card.base.
+func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
+	c := g.o.Card
+	want := c.BaseSHA
+	if want == "" {
+		want = c.BaseRef
+	}
+	out, err := g.o.Repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", want+"^{commit}")
+	if err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			return "", g.fail(RuleCardBase, fmt.Sprintf("base %q is not a commit in this repository", want))
+		}
+		return "", err
+	}
+	sha := strings.TrimSpace(string(out))
+	if c.BaseSHA != "" && sha != c.BaseSHA {
+		return "", g.fail(RuleCardBase, fmt.Sprintf("base_sha %s resolves to %s", c.BaseSHA, sha))
+	}
+	return sha, nil
+}
+
+func (g *gateRun) diffRules(ctx context.Context) error {
+	cs, err := patch.Read(ctx, g.o.Diff)
+	if err != nil {
+		var pe *patch.Error
+		if errors.As(err, &pe) {
+			if pe.Rule == RuleDiffPath {
+				g.ok(RuleDiffParse)
+			}
+			return g.fail(pe.Rule, pe.Msg)
+		}
+		return err
+	}
+	g.ok(RuleDiffParse)
+	g.ok(RuleDiffPath)
+	if err := cs.ResolveModes(ctx, g.o.Repo, g.base); err != nil {
+		var pe *patch.Error
+		if errors.As(err, &pe) {
+			return g.fail(pe.Rule, pe.Msg)
+		}
+		return err
+	}
+	g.cs = cs
+	g.v.Changes = cs
+	return nil
+}
+
+var budgetRules = []string{RuleBudgetBinary, RuleBudgetSymlink, RuleBudgetDeny, RuleBudgetOracle, RuleBudgetFiles, RuleBudgetLines}
+
+func (g *gateRun) budgetRules(ctx context.Context) error {
+	oracle, err := g.oracleFiles(ctx)
+	if err != nil {
+		return err
+	}
+	f := budget.Check(g.cs, g.o.Card.EffectiveBudget(), oracle)
+	for _, r := range budgetRules {
+		if f != nil && f.Rule == r {
+			return g.fail(r, f.Reason)
+		}
+		g.ok(r)
+	}
+	return nil
+}
+
+// oracleFiles lists the base-tree files the card's commands name, plus the
+// card itself when it lives in the repository.
+func (g *gateRun) oracleFiles(ctx context.Context) ([]string, error) {
+	out, err := g.o.Repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", g.base)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			files[p] = true
+		}
+	}
+	c := g.o.Card
+	return budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, g.cardInRepo(), func(p string) bool { return files[p] }), nil
+}
+
+// cardInRepo is the card's path relative to the repository root, or "" when
+// the card lives outside it.
+func (g *gateRun) cardInRepo() string {
+	if g.o.CardPath == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(g.o.CardPath)
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	root := g.o.Repo.Dir
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+func (g *gateRun) dynamicRules(ctx context.Context) error {
+	wt, err := worktree.Add(ctx, g.o.Repo, g.base)
+	if err != nil {
+		return err
+	}
+	g.wt = wt
+	defer func() {
+		if !g.o.KeepWorktree {
+			wt.Remove(context.WithoutCancel(ctx))
+		}
+	}()
+	c := g.o.Card
+	if err := g.runRule(ctx, RuleBaseFail, "base-fail", c.Fail, ""); err != nil {
+		return err
+	}
+	if err := g.runRule(ctx, RuleBaseInvariant, "base-invariant", c.Invariant, ""); err != nil {
+		return err
+	}
+	// Base commands may leave files behind; the patch must meet the exact
+	// base, or diff.actual would count their leftovers.
+	if _, err := gitx.Command(ctx, wt.Dir, nil, "reset", "-q", "--hard", g.base); err != nil {
+		return err
+	}
+	if _, err := gitx.Command(ctx, wt.Dir, nil, "clean", "-q", "-ffdx"); err != nil {
+		return err
+	}
+	if _, err := gitx.Command(ctx, wt.Dir, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			return g.fail(RuleDiffApply, "git apply: "+firstLine(ge.Stderr))
+		}
+		return err
+	}
+	g.ok(RuleDiffApply)
+	actual, err := patch.Actual(ctx, g.o.Repo, wt.Dir, g.base)
+	if err != nil {
+		return err
+	}
+	if same, why := g.cs.Equal(actual); !same {
+		return g.fail(RuleDiffActual, "the applied patch differs from what the diff declares: "+why)
+	}
+	g.ok(RuleDiffActual)
+	if err := g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky); err != nil {
+		return err
+	}
+	return g.runRule(ctx, RulePatchInvariant, "patch-invariant", c.Invariant, RulePatchFlaky)
+}
+
+// runRule runs cmd Repeat times in the worktree. Every run must be
+// conclusive and exit cmd.ExpectExit; runs that disagree break flakyRule
+// when given, else rule.
+func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Command, flakyRule string) error {
+	step := Step{Rule: rule, Expected: intp(cmd.ExpectExit)}
+	var exits []string
+	agree, conclusive := true, true
+	var first *run.Result
+	for i := 0; i < g.o.Repeat; i++ {
+		name := logName
+		if g.o.Repeat > 1 {
+			name = fmt.Sprintf("%s.%d", logName, i+1)
+		}
+		logPath := ""
+		if g.o.LogDir != "" {
+			logPath = filepath.Join(g.o.LogDir, name+".log")
+		}
+		var env []string
+		if g.o.Env != nil {
+			env = g.o.Env(cmd)
+		}
+		res, err := run.Run(ctx, run.Spec{
+			Argv: cmd.Cmd, Root: g.wt.Dir, Workdir: cmd.Workdir, Env: env,
+			Timeout: cmd.Timeout, Log: logPath,
+		})
+		if err != nil {
+			var we *run.WorkdirError
+			if errors.As(err, &we) {
+				return g.fail(rule, err.Error())
+			}
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		step.DurationMS += res.Duration.Milliseconds()
+		step.Runs = append(step.Runs, RunResult{Argv: cmd.Cmd, Exit: res.Exit, Signal: res.Signal, TimedOut: res.TimedOut, DurationMS: res.Duration.Milliseconds()})
+		if logPath != "" {
+			step.Log = &logPath
+		}
+		exits = append(exits, res.String())
+		if res.Inconclusive() {
+			conclusive = false
+		}
+		if first == nil {
+			r := res
+			first = &r
+		} else if res.Exit != first.Exit || res.Inconclusive() != first.Inconclusive() {
+			agree = false
+		}
+	}
+	step.Exit = intp(first.Exit)
+	switch {
+	case !conclusive:
+		step.Status = StatusFail
+		step.Reason = fmt.Sprintf("inconclusive run (%s): it proves nothing whatever expect_exit says", strings.Join(exits, ", "))
+		g.add(step)
+		return g.broken(rule, step.Reason)
+	case !agree:
+		step.Status = StatusFail
+		step.Reason = fmt.Sprintf("runs disagree (%s)", strings.Join(exits, ", "))
+		g.add(step)
+		if flakyRule != "" {
+			return g.broken(flakyRule, step.Reason)
+		}
+		return g.broken(rule, step.Reason)
+	case first.Exit != cmd.ExpectExit:
+		step.Status = StatusFail
+		step.Reason = fmt.Sprintf("exit %d, expected %d", first.Exit, cmd.ExpectExit)
+		g.add(step)
+		return g.broken(rule, step.Reason)
+	}
+	step.Status = StatusOK
+	g.add(step)
+	return nil
+}
+
+func intp(n int) *int { return &n }
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// DefaultEnv is the environment card commands get without a sandbox: an
+// allow-list of the tool's own (never tokens or keys), plus the card's
+// signed per-command env.
+func DefaultEnv(getenv func(string) string) func(card.Command) []string {
+	return func(cmd card.Command) []string {
+		var env []string
+		for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "GOPATH", "GOROOT", "GOMODCACHE", "GOCACHE", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "VIRTUAL_ENV", "TERM"} {
+			if v := getenv(k); v != "" {
+				env = append(env, k+"="+v)
+			}
+		}
+		for k, v := range cmd.Env {
+			env = append(env, k+"="+v)
+		}
+		return env
+	}
+}

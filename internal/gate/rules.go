@@ -1,0 +1,47 @@
+package gate
+
+// Rule ids, in gate order. They are API: scripts and outside checks read
+// them from `--json` output, so they are never renamed.
+const (
+	RuleCardSignature  = "card.signature"
+	RuleCardBase       = "card.base"
+	RuleCardExpired    = "card.expired"
+	RuleSandboxRequire = "sandbox.require"
+	RuleDiffParse      = "diff.parse"
+	RuleDiffPath       = "diff.path"
+	RuleBudgetBinary   = "budget.binary"
+	RuleBudgetSymlink  = "budget.symlink"
+	RuleBudgetDeny     = "budget.deny"
+	RuleBudgetOracle   = "budget.oracle"
+	RuleBudgetFiles    = "budget.files"
+	RuleBudgetLines    = "budget.lines"
+	RuleBaseFail       = "base.fail"
+	RuleBaseInvariant  = "base.invariant"
+	RuleDiffApply      = "diff.apply"
+	RuleDiffActual     = "diff.actual"
+	RulePatchPass      = "patch.pass"
+	RulePatchInvariant = "patch.invariant"
+	RulePatchFlaky     = "patch.flaky"
+)
+
+// Rules lists every rule id in the order the gate checks them.
+var Rules = []string{
+	RuleCardSignature, RuleCardBase, RuleCardExpired, RuleSandboxRequire,
+	RuleDiffParse, RuleDiffPath,
+	RuleBudgetBinary, RuleBudgetSymlink, RuleBudgetDeny, RuleBudgetOracle, RuleBudgetFiles, RuleBudgetLines,
+	RuleBaseFail, RuleBaseInvariant, RuleDiffApply, RuleDiffActual,
+	RulePatchPass, RulePatchInvariant,
+}
+
+// Step statuses.
+const (
+	StatusOK     = "ok"
+	StatusFail   = "fail"
+	StatusNotRun = "not_run"
+)
+
+// Verdicts.
+const (
+	Pass = "pass"
+	Fail = "fail"
+)
