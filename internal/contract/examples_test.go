@@ -196,3 +196,23 @@ func TestMarshalNilListsAsEmpty(t *testing.T) {
 		t.Errorf("Marshal(source with ahead_by 0) = %s, want ahead_by kept", out)
 	}
 }
+
+// TestToDocument: a parsed Go document converts back to the same value.
+func TestToDocument(t *testing.T) {
+	for _, s := range readExamples(t) {
+		v, err := ParseCheckpoint(s.checkpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := ToDocument(v)
+		want, _ := DecodeObject(s.checkpoint)
+		if err != nil || !valuesEqual(doc, want) {
+			t.Errorf("ToDocument(ParseCheckpoint(%s)) = %v; want the decoded file", s.name, err)
+		}
+	}
+	if _, err := ParseCheckpoint([]byte(`{"current_phase":"x"}`)); err == nil {
+		t.Error("ParseCheckpoint(invalid) = nil error")
+	} else if v, _ := ParseCheckpoint([]byte(`{}`)); v != nil {
+		t.Error("ParseCheckpoint(invalid) returned a value")
+	}
+}
