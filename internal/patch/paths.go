@@ -3,19 +3,27 @@ package patch
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
+
+// MaxPathLen bounds one path in a patch (PATH_MAX on Linux).
+const MaxPathLen = 4096
 
 const hintPath = "a patch may only touch files inside the repository's working tree; regenerate it with `git diff` from the repository root"
 
 // CheckPath says why a repository-relative path is one no patch may touch:
 // empty, absolute, with an empty, "." or ".." segment, a segment that is
 // .git in any case (or its NTFS and trailing-dot spellings), a control
-// character, a backslash, or invalid UTF-8. nil when the path is safe.
+// character, a format character (bidi overrides, zero-width spaces: a path
+// a reviewer cannot read as written), a backslash, invalid UTF-8, or more
+// than MaxPathLen bytes. nil when the path is safe.
 func CheckPath(p string) error {
 	switch {
 	case p == "":
 		return fmt.Errorf("empty path")
+	case len(p) > MaxPathLen:
+		return fmt.Errorf("path of %d bytes, over the %d-byte limit", len(p), MaxPathLen)
 	case strings.HasPrefix(p, "/"):
 		return fmt.Errorf("absolute path %q", p)
 	case !utf8.ValidString(p):
@@ -27,6 +35,11 @@ func CheckPath(p string) error {
 		}
 		if p[i] == '\\' {
 			return fmt.Errorf("path %q contains a backslash", p)
+		}
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) {
+			return fmt.Errorf("path %q contains the invisible or control character %U", p, r)
 		}
 	}
 	for _, seg := range strings.Split(p, "/") {

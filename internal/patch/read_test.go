@@ -174,6 +174,8 @@ func TestCheckPath(t *testing.T) {
 		{"a/.gitx/y", true}, {"x..y", true},
 		{"", false}, {"/etc/passwd", false}, {"../x", false}, {"a/../../x", false}, {"./x", false},
 		{".git", false}, {".git/config", false}, {"a/.GIT/x", false}, {".git ./x", false}, {"GIT~1/x", false},
+		{"tests/test_app\u200b.py", false}, {"x\u202etxt.exe", false}, {"a\u0085b", false},
+		{strings.Repeat("a", MaxPathLen+1), false}, {strings.Repeat("a/", 100) + "b", true},
 		{"a//b", false}, {"a/", false}, {"a\tb", false}, {"a\x7fb", false}, {`a\b`, false}, {"\xff", false},
 	} {
 		err := CheckPath(tc.path)

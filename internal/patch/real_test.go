@@ -299,3 +299,36 @@ func TestEqualSubmoduleBump(t *testing.T) {
 		t.Errorf("Equal = %t (%s), want a difference at sub", ok, why)
 	}
 }
+
+// ResolveModes reads the same base whether it names paths to ls-tree or,
+// for a patch with too many paths for one command line, lists the tree.
+func TestResolveModesWholeTree(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t, baseFiles)
+	diff := r.change(map[string]string{"link": "", "deep/er/link": "->src/app.py", "run.sh*": "#!/bin/sh\necho run\n", "README.md": "->src"})
+	resolve := func(limit int) ([]File, error) {
+		defer func(old int) { maxArgBytes = old }(maxArgBytes)
+		maxArgBytes = limit
+		cs, err := Read(ctx, diff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cs.ResolveModes(ctx, r.repo, r.base)
+		return cs.Files, err
+	}
+	byPath, err1 := resolve(1 << 20)
+	whole, err2 := resolve(1)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("ResolveModes: %v, %v", err1, err2)
+	}
+	if !reflect.DeepEqual(byPath, whole) {
+		t.Errorf("ResolveModes by path = %+v\nwhole tree = %+v", byPath, whole)
+	}
+	bad, _ := Read(ctx, []byte("--- /dev/null\n+++ b/link/evil\n@@ -0,0 +1 @@\n+x\n"))
+	defer func(old int) { maxArgBytes = old }(maxArgBytes)
+	maxArgBytes = 1
+	var pe *Error
+	if err := bad.ResolveModes(ctx, r.repo, r.base); !errors.As(err, &pe) || pe.Rule != RuleApply {
+		t.Errorf("ResolveModes(beyond a symlink) with the whole tree = %v, want %s", err, RuleApply)
+	}
+}

@@ -16,6 +16,9 @@ type treeEntry struct {
 	mode, typ, oid string
 }
 
+// maxArgBytes keeps ls-tree's command line far below ARG_MAX.
+var maxArgBytes = 64 << 10
+
 // lsTree returns the base tree's entries at exactly the given paths.
 func lsTree(ctx context.Context, repo *gitx.Repo, base string, paths []string) (map[string]treeEntry, error) {
 	out := map[string]treeEntry{}
@@ -23,6 +26,19 @@ func lsTree(ctx context.Context, repo *gitx.Repo, base string, paths []string) (
 		return out, nil
 	}
 	args := append([]string{"ls-tree", "-z", "--full-tree", base, "--"}, paths...)
+	size := 0
+	for _, p := range paths {
+		size += len(p) + 1
+	}
+	if size > maxArgBytes {
+		// Too many paths for one command line: list the whole tree
+		// (folders too) and keep the ones asked for.
+		args = []string{"ls-tree", "-r", "-t", "-z", "--full-tree", base}
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
 	raw, err := gitx.CommandEnv(ctx, repo.Dir, nil, []string{"GIT_LITERAL_PATHSPECS=1"}, args...)
 	if err != nil {
 		return nil, err
@@ -36,7 +52,9 @@ func lsTree(ctx context.Context, repo *gitx.Repo, base string, paths []string) (
 		if !ok || len(f) != 3 {
 			return nil, fmt.Errorf("git ls-tree: unexpected record %q", rec)
 		}
-		out[name] = treeEntry{mode: f[0], typ: f[1], oid: f[2]}
+		if want[name] {
+			out[name] = treeEntry{mode: f[0], typ: f[1], oid: f[2]}
+		}
 	}
 	return out, nil
 }
