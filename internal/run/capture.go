@@ -111,6 +111,9 @@ func Capture(ctx context.Context, s Spec, stdin []byte, maxOut int64) ([]byte, R
 	<-outDone
 	<-errDone
 	res.ended(ctx, tctx, cmd)
+	if err := p.sb.finish(&res); err != nil {
+		return out.Bytes(), res.withLog(log), err
+	}
 	res = res.withLog(log)
 	if over {
 		return out.Bytes(), res, &OutputLimitError{Max: maxOut}

@@ -156,6 +156,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	pr.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
 	res.ended(ctx, tctx, cmd)
+	if err := p.sb.finish(&res); err != nil {
+		return res.withLog(log), err
+	}
 	return res.withLog(log), nil
 }
 
@@ -166,6 +169,7 @@ type prepared struct {
 	path    string // argv[0] resolved
 	timeout time.Duration
 	log     *logWriter
+	sb      *sandboxRun // nil without Spec.Sandbox; see sandbox.go
 }
 
 // prepare checks s and opens its log. A problem before the command exists
@@ -183,6 +187,11 @@ func prepare(s Spec) (*prepared, Result, error) {
 	if p.env == nil {
 		p.env = defaultEnv()
 	}
+	if s.Sandbox != nil {
+		if p.sb, p.env, err = prepareSandbox(s, p.env); err != nil {
+			return nil, Result{}, err
+		}
+	}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout
 	}
@@ -191,6 +200,7 @@ func prepare(s Spec) (*prepared, Result, error) {
 		maxLog = DefaultMaxLog
 	}
 	if p.log, err = openLog(s.Log, maxLog); err != nil {
+		p.sb.close()
 		return nil, Result{}, err
 	}
 	res := Result{Exit: -1, timeout: p.timeout}
@@ -210,6 +220,7 @@ func (p *prepared) command(ctx context.Context, argv []string) *exec.Cmd {
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = waitDelay
+	p.sb.wrap(cmd, p.path, p.dir)
 	enableReaper()
 	return cmd
 }
@@ -218,6 +229,7 @@ func (p *prepared) command(ctx context.Context, argv []string) *exec.Cmd {
 func (p *prepared) notStarted(ctx context.Context, res Result, err error) Result {
 	res.StartErr = err
 	res.Canceled = ctx.Err() != nil
+	p.sb.close()
 	fmt.Fprintf(p.log, "failpass: not started: %v\n", err)
 	return res.withLog(p.log)
 }

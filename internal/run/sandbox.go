@@ -6,13 +6,15 @@ import (
 	"github.com/failpass/failpass/internal/sandbox"
 )
 
-// Containment. With Spec.Sandbox set, Run still resolves argv[0], owns
-// the process group, the timeout and the log, but the process it starts
-// is the sandbox helper (a re-exec of failpass), which applies the layers
-// and starts the command as its child. The helper's report replaces the
-// exit status Run would read, because PID 1 of a namespace cannot die by
-// its command's signal; a layer that failed closed is a StartErr, so the
-// run is inconclusive.
+// Containment. With Spec.Sandbox set, Run (and Capture) still resolve
+// argv[0], own the process group, the timeout and the log, but the
+// process they start is the sandbox helper (a re-exec of failpass), which
+// applies the layers and starts the command as its child, passing on its
+// stdin, stdout and stderr. The helper's report replaces the exit status
+// read from the helper, because PID 1 of a namespace cannot die by its
+// command's signal; a layer that failed closed is a StartErr, so the run
+// is inconclusive. Every method is a no-op on a nil *sandboxRun, so the
+// uncontained path reads the same.
 
 // sandboxRun is one command's sandbox, from Prepare to Finish.
 type sandboxRun struct{ pr *sandbox.Prepared }
@@ -28,12 +30,17 @@ func prepareSandbox(s Spec, env []string) (*sandboxRun, []string, error) {
 	return &sandboxRun{pr: pr}, pr.Env, nil
 }
 
-// wrap turns cmd, already set up to run the program at path in dir, into
-// the helper invocation that runs it contained.
-func (sb *sandboxRun) wrap(cmd *exec.Cmd, path, dir string) error {
+// wrap turns cmd, set up to run the program at path in dir, into the
+// helper invocation that runs it contained. A failure is left in cmd.Err,
+// so Start reports it and the run is "not started".
+func (sb *sandboxRun) wrap(cmd *exec.Cmd, path, dir string) {
+	if sb == nil {
+		return
+	}
 	l, err := sb.pr.Launch(sandbox.Command{Path: path, Argv: cmd.Args, Dir: dir})
 	if err != nil {
-		return err
+		cmd.Err = err
+		return
 	}
 	cmd.Path, cmd.Args, cmd.Env = l.Path, l.Args, l.Env
 	cmd.ExtraFiles = l.ExtraFiles
@@ -42,13 +49,15 @@ func (sb *sandboxRun) wrap(cmd *exec.Cmd, path, dir string) error {
 	attr.Cloneflags |= l.Cloneflags
 	attr.UidMappings, attr.GidMappings = l.UidMappings, l.GidMappings
 	attr.GidMappingsEnableSetgroups = false
-	return nil
 }
 
 // finish folds the helper's report into res, removes the sandbox's
 // cgroups and private folders, and checks the repository's git
 // configuration (a change is a *sandbox.IntegrityError).
 func (sb *sandboxRun) finish(res *Result) error {
+	if sb == nil {
+		return nil
+	}
 	o, err := sb.pr.Finish()
 	if o.Known {
 		switch {
@@ -63,4 +72,9 @@ func (sb *sandboxRun) finish(res *Result) error {
 	return err
 }
 
-func (sb *sandboxRun) close() { sb.pr.Close() }
+// close releases the sandbox of a command that never started.
+func (sb *sandboxRun) close() {
+	if sb != nil {
+		sb.pr.Close()
+	}
+}

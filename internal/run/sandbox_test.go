@@ -109,25 +109,25 @@ func TestRunSandboxed(t *testing.T) {
 	}
 }
 
+// The read-only mounts are the first line; the snapshot of the git
+// configuration is the second. The test opens a hole in the first (the
+// hooks folder given as a writable cache) to check the second.
 func TestRunSandboxedIntegrity(t *testing.T) {
-	if r := sandbox.Probe(); !r.Has(sandbox.Processes) {
-		t.Skipf("this machine cannot provide the processes layer: %v", r.Why)
+	if r := sandbox.Probe(); !r.Has(sandbox.Filesystem) {
+		t.Skipf("this machine cannot provide the filesystem layer: %v", r.Why)
 	}
 	wt := sandboxWorktree(t, nil)
-	// The filesystem layer makes this write fail; the integrity check is
-	// the second line, exercised here by a command that runs with the
-	// config folder writable: the test adds it as a writable cache.
-	common := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(wt))))
-	_, err := Run(context.Background(), Spec{Argv: []string{"git", "config", "core.fsmonitor", "touch /tmp/pwned"}, Root: wt,
+	common := filepath.Dir(filepath.Dir(filepath.Dir(wt)))
+	r, err := Run(context.Background(), Spec{Argv: []string{"git", "config", "core.fsmonitor", "touch /tmp/pwned"}, Root: wt,
 		Sandbox: &sandbox.Policy{}})
-	if err != nil {
-		t.Fatalf("read-only git config: Run error = %v, want the write to fail inside", err)
+	if err != nil || r.Exit == 0 {
+		t.Fatalf("git config inside the sandbox = %v, %v; want the write refused and no integrity error", r, err)
 	}
-	os.WriteFile(filepath.Join(common, "hooks", "post-checkout"), []byte("#!/bin/sh\n"), 0o755)
-	_, err = Run(context.Background(), Spec{Argv: []string{"sh", "-c", "true"}, Root: wt, Sandbox: &sandbox.Policy{}})
-	_ = err // a hook planted before Prepare is part of the snapshot: no error
+	hooks := filepath.Join(common, "hooks")
+	_, err = Run(context.Background(), Spec{Argv: []string{"sh", "-c", "printf '#!/bin/sh\\n' > " + hooks + "/post-checkout"}, Root: wt,
+		Sandbox: &sandbox.Policy{CacheDir: hooks}})
 	var ie *sandbox.IntegrityError
-	if errors.As(err, &ie) {
-		t.Fatalf("Run error = %v, want none for a change made before the command", err)
+	if !errors.As(err, &ie) || len(ie.Changed) != 1 || filepath.Base(ie.Changed[0]) != "post-checkout" {
+		t.Fatalf("planting a hook: Run error = %v, want an IntegrityError naming the hook", err)
 	}
 }

@@ -330,7 +330,7 @@ func (h *helper) runCommand(report func(status)) int {
 	pid, err := syscall.ForkExec(c.Path, c.Argv, &syscall.ProcAttr{
 		Dir:   c.Dir,
 		Env:   c.Env,
-		Files: []uintptr{h.devnull.Fd(), 1, 2},
+		Files: []uintptr{0, 1, 2}, // the caller gives the helper /dev/null (Run) or its input (Capture)
 		Sys:   &syscall.SysProcAttr{},
 	})
 	if err != nil {
