@@ -151,3 +151,31 @@ func TestViolationJSON(t *testing.T) {
 		t.Errorf("json.Marshal(Violation) = %s", b)
 	}
 }
+
+// TestInferMutated: a document that lost any one field, or gained any one
+// field of another kind, is still recognized, so a held-out mutation is
+// judged as the kind it was (exit 1), not refused as unknown (exit 2).
+func TestInferMutated(t *testing.T) {
+	for _, base := range []string{invLocal, invUpdate, cpLocal, cpUpdate, trLocal, trUpdateBl} {
+		kind := kindOf(base)
+		for _, k := range sortedKeys(example(t, base)) {
+			doc := example(t, base)
+			delete(doc, k)
+			if got, err := Infer(doc); got != kind {
+				t.Errorf("Infer(%s without %s) = %q, %v; want %s", base, k, got, err, kind)
+			}
+		}
+		for _, other := range SchemaNames {
+			for _, k := range compiledSchemas[Kind(other)].required {
+				doc := example(t, base)
+				if _, ok := doc[k]; ok {
+					continue
+				}
+				doc[k] = "x"
+				if got, err := Infer(doc); got != kind {
+					t.Errorf("Infer(%s plus %s) = %q, %v; want %s", base, k, got, err, kind)
+				}
+			}
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // Kind names one of the three loop documents.
@@ -75,38 +74,33 @@ func DecodeObject(data []byte) (map[string]any, error) {
 	return m, nil
 }
 
-// Markers that tell the kinds apart: fields only one kind has.
-var kindMarkers = map[Kind][]string{
-	KindInvocation:     {"candidate", "change_contract", "review_execution", "fix_cycle_budget", "validation"},
-	KindCheckpoint:     {"current_phase", "original_cycle_budget", "cycle_attempts", "expected_next_action", "initial_head", "current_head", "validation_outcomes"},
-	KindTerminalResult: {"terminal_state", "budget", "operator_action", "validation_summary", "created_commits", "unpushed_commits", "resume_status"},
-}
-
-// Infer names a document's kind from the fields only that kind has, so a
-// document that lost one required field is still recognized. A document
-// with markers of several kinds, or of none, is an error: the caller must
-// name the kind.
+// Infer names a document's kind: the kind whose schema's required
+// top-level fields the document has most of. Counting all of them, not
+// looking for one marker field, keeps a mutated document recognizable: an
+// invocation that lost a field or gained another kind's field is still an
+// invocation. A tie (including no field at all) is an error: the caller
+// must name the kind.
 func Infer(doc map[string]any) (Kind, error) {
-	var found []Kind
-	for _, k := range []Kind{KindInvocation, KindCheckpoint, KindTerminalResult} {
-		for _, f := range kindMarkers[k] {
+	best, bestScore, tied := Kind(""), 0, false
+	for _, name := range SchemaNames {
+		k := Kind(name)
+		score := 0
+		for _, f := range compiledSchemas[k].required {
 			if _, ok := doc[f]; ok {
-				found = append(found, k)
-				break
+				score++
 			}
 		}
+		switch {
+		case score > bestScore:
+			best, bestScore, tied = k, score, false
+		case score == bestScore:
+			tied = true
+		}
 	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return "", fmt.Errorf("cannot tell the document kind: it has none of the fields that mark an invocation, checkpoint or terminal result")
+	if bestScore == 0 || tied {
+		return "", fmt.Errorf("cannot tell the document kind: its fields fit an invocation, a checkpoint and a terminal result equally well")
 	}
-	names := make([]string, len(found))
-	for i, k := range found {
-		names[i] = string(k)
-	}
-	return "", fmt.Errorf("cannot tell the document kind: it has fields of %s", strings.Join(names, " and "))
+	return best, nil
 }
 
 // Validate decodes data and validates it as a document of kind. The error

@@ -249,6 +249,8 @@ func (p *parser) str() (string, error) {
 	}
 }
 
+var simpleEscapes = map[byte]rune{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
 // escape reads one backslash escape; a \u surrogate must come as a valid
 // high-low pair, because a lone surrogate has no UTF-8 form to keep.
 func (p *parser) escape() (rune, error) {
@@ -256,8 +258,7 @@ func (p *parser) escape() (rune, error) {
 		return 0, p.errorf("unterminated escape")
 	}
 	c := p.data[p.pos+1]
-	simple := map[byte]rune{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
-	if r, ok := simple[c]; ok {
+	if r, ok := simpleEscapes[c]; ok {
 		p.pos += 2
 		return r, nil
 	}
