@@ -94,6 +94,10 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.Expires != nil && time.Now().After(*c.Expires) {
+		return Errorf("%s expired at %s; a signature would be refused by every gate", *path, c.Expires.UTC().Format(time.RFC3339)).
+			Hint("move expires into the future (or remove it), then sign")
+	}
 	for _, w := range c.Warnings() {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
