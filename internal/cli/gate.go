@@ -113,11 +113,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	failed := 0
 	for i, d := range diffs {
 		logDir := f.logDir
-		if logDir == "" {
-			if logDir, err = gate.NewLogDir(repo); err != nil {
-				return err
-			}
-		} else if len(diffs) > 1 {
+		if logDir != "" && len(diffs) > 1 {
 			logDir = filepath.Join(logDir, fmt.Sprintf("%03d", i+1))
 		}
 		v, err := gate.Run(ctx, gate.Options{
@@ -142,7 +138,9 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 			fmt.Fprintf(env.Stdout, "== %s\n", f.diffs[i])
 		}
 		report.Text(env.Stdout, v)
-		fmt.Fprintf(env.Stdout, "logs: %s\n", logDir)
+		if v.LogDir != "" {
+			fmt.Fprintf(env.Stdout, "logs: %s\n", v.LogDir)
+		}
 	}
 	if failed > 0 {
 		return Exit(ExitFail)

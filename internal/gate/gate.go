@@ -64,6 +64,7 @@ type Verdict struct {
 	Sandbox    Sandbox  `json:"sandbox"`
 	Steps      []Step   `json:"steps"`
 	Cached     bool     `json:"cached,omitempty"`
+	LogDir     string   `json:"log_dir,omitempty"`
 	Unsigned   bool     `json:"unsigned,omitempty"`
 	Signers    []string `json:"signers,omitempty"`
 	DurationMS int64    `json:"duration_ms"`
@@ -96,9 +97,12 @@ type Options struct {
 	Trust         func(c *card.Card) ([]string, error)
 	AllowUnsigned bool
 
-	Repeat       int    // runs of every card command (default 1)
-	LogDir       string // where command logs go
-	KeepWorktree bool   // leave the worktree for inspection
+	Repeat int // runs of every card command (default 1)
+	// LogDir is where command logs go; when empty the gate makes a fresh
+	// folder under the repository's state only once a command runs, so a
+	// statically refused diff leaves nothing behind.
+	LogDir       string
+	KeepWorktree bool // leave the worktree for inspection
 	Env          func(card.Command) []string
 	Now          func() time.Time
 	// Progress, when set, hears about each finished step.
@@ -311,19 +315,27 @@ func (g *gateRun) diffRules(ctx context.Context) error {
 	return nil
 }
 
-var budgetRules = []string{RuleBudgetBinary, RuleBudgetSymlink, RuleBudgetDeny, RuleBudgetOracle, RuleBudgetFiles, RuleBudgetLines}
-
 func (g *gateRun) budgetRules(ctx context.Context) error {
 	oracle, err := g.oracleFiles(ctx)
 	if err != nil {
 		return err
 	}
-	f := budget.Check(g.cs, g.o.Card.EffectiveBudget(), oracle)
-	for _, r := range budgetRules {
+	b := g.o.Card.EffectiveBudget()
+	f := budget.Check(g.cs, b, oracle)
+	for _, r := range budget.Rules {
 		if f != nil && f.Rule == r {
 			return g.fail(r, f.Reason)
 		}
-		g.ok(r)
+		// The counting rules say how close the candidate came, as the
+		// seed's runner does ("files changed: 2 (ok)").
+		switch r {
+		case budget.RuleFiles:
+			g.add(Step{Rule: r, Status: StatusOK, Reason: fmt.Sprintf("files changed: %d of %d", g.cs.ChangedFiles(), b.MaxFiles)})
+		case budget.RuleLines:
+			g.add(Step{Rule: r, Status: StatusOK, Reason: fmt.Sprintf("lines changed: %d of %d", g.cs.ChangedLines(), b.MaxChangedLines)})
+		default:
+			g.ok(r)
+		}
 	}
 	return nil
 }
@@ -375,6 +387,13 @@ func (g *gateRun) dynamicRules(ctx context.Context) error {
 		return err
 	}
 	g.wt = wt
+	if g.o.LogDir == "" {
+		if g.o.LogDir, err = NewLogDir(g.o.Repo); err != nil {
+			wt.Remove(context.WithoutCancel(ctx))
+			return err
+		}
+	}
+	g.v.LogDir = g.o.LogDir
 	defer func() {
 		if !g.o.KeepWorktree {
 			wt.Remove(context.WithoutCancel(ctx))
@@ -430,10 +449,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		if g.o.Repeat > 1 {
 			name = fmt.Sprintf("%s.%d", logName, i+1)
 		}
-		logPath := ""
-		if g.o.LogDir != "" {
-			logPath = filepath.Join(g.o.LogDir, name+".log")
-		}
+		logPath := filepath.Join(g.o.LogDir, name+".log")
 		var env []string
 		if g.o.Env != nil {
 			env = g.o.Env(cmd)
@@ -454,9 +470,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		}
 		step.DurationMS += res.Duration.Milliseconds()
 		step.Runs = append(step.Runs, RunResult{Argv: cmd.Cmd, Exit: res.Exit, Signal: res.Signal, TimedOut: res.TimedOut, DurationMS: res.Duration.Milliseconds()})
-		if logPath != "" {
-			step.Log = &logPath
-		}
+		step.Log = &logPath
 		exits = append(exits, res.String())
 		if res.Inconclusive() {
 			conclusive = false
