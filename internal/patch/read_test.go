@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Hand-written diffs git accepts, with the change set failpass must read.
@@ -141,6 +142,8 @@ var readBad = []struct {
 	{"binary without blank line", "diff --git a/b b/b\nnew file mode 100644\nGIT binary patch\nliteral 4\nLcmZR`ODzWg0*?Vp\n", RuleParse, "empty line"},
 	{"epoch timestamp", "--- a/x\t1970-01-01 00:00:00.000000000 +0000\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", RuleParse, "git apply cannot read"},
 	{"git strips a timestamp", "--- a/x 2020-01-01 10:00:00.000000000 +0000\n+++ b/x 2020-01-01 10:00:00.000000000 +0000\n@@ -1 +1 @@\n-a\n+b\n", RuleParse, "git reads this patch as \"1\\t1\\tx\""},
+	{"half-quoted rename", "diff --git \"a/x\\ty\" b/z\nsimilarity index 100%\nrename from \"x\\ty\"\nrename to z\n", RulePath, "control"},
+	{"huge header line", "diff --git a/" + strings.Repeat("x", maxHeaderLine) + " b/x\n", RuleParse, "limit"},
 	{"oversize", okDiff + "#" + strings.Repeat("x", MaxSize), RuleParse, "limit"},
 }
 
@@ -162,6 +165,20 @@ func TestReadRefuses(t *testing.T) {
 				t.Errorf("Read(%q) error %q has no hint", clip(tc.diff), pe.Msg)
 			}
 		})
+	}
+}
+
+// A diff --git line with a space before every "b/" must not make the
+// name split quadratic.
+func TestSplitGitLineLinear(t *testing.T) {
+	line := "a/" + strings.Repeat("x b/", maxHeaderLine/4)
+	start := time.Now()
+	splits := splitGitLine(line)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("splitGitLine of %d bytes took %v", len(line), d)
+	}
+	if len(splits) == 0 {
+		t.Errorf("splitGitLine(%q...) found no split", line[:20])
 	}
 }
 

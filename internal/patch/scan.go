@@ -52,6 +52,10 @@ var extHeaders = []string{hOldMode, hNewMode, hDeletedMode, hNewFileMode, hSimil
 
 const devNull = "/dev/null"
 
+// maxHeaderLine bounds a header line: two quoted paths of MaxPathLen bytes
+// (an escape spells one byte in four) and the words around them.
+const maxHeaderLine = 8*MaxPathLen + 64
+
 // scanner walks the diff line by line; lines exclude their "\n".
 type scanner struct {
 	lines []string
@@ -129,6 +133,9 @@ func clip(l string) string {
 // header checks a header line for a CR or a NUL before it is interpreted.
 func (s *scanner) header() (string, error) {
 	l := s.cur()
+	if len(l) > maxHeaderLine {
+		return "", parseErr(s.lineNo(), hintHeader, "header line of %d bytes, over the %d-byte limit", len(l), maxHeaderLine)
+	}
 	if strings.HasSuffix(l, "\r") {
 		return "", parseErr(s.lineNo(), hintCRLF, "header line ends with a carriage return")
 	}
@@ -816,19 +823,49 @@ func isHex(s string) bool {
 }
 
 // splitGitLine returns every way to read "a/OLD b/NEW" from the rest of a
-// diff --git line, names unquoted and stripped of their prefixes.
+// diff --git line, names unquoted and stripped of their prefixes. It runs
+// in time linear in the line: an unquoted name cannot hold a quote,
+// backslash or tab, so at most one split has a quoted new name, and the
+// other splits are cut at spaces.
 func splitGitLine(rest string) [][2]string {
+	if strings.HasPrefix(rest, `"`) {
+		a, tail, err := unquotePrefix(rest)
+		if err != nil || !strings.HasPrefix(tail, " ") {
+			return nil
+		}
+		b := tail[1:]
+		bQuoted := strings.HasPrefix(b, `"`)
+		if !bQuoted && strings.ContainsAny(b, "\"\\\t") {
+			return nil
+		}
+		an, err1 := gitLineName(a, "a/", false)
+		bn, err2 := gitLineName(b, "b/", bQuoted)
+		if err1 != nil || err2 != nil {
+			return nil
+		}
+		return [][2]string{{an, bn}}
+	}
+	limit := strings.IndexAny(rest, "\"\\\t")
+	if limit < 0 {
+		limit = len(rest)
+	}
 	var out [][2]string
-	for i := 0; i < len(rest); i++ {
+	for i := 0; i < limit; i++ {
 		if rest[i] != ' ' {
 			continue
 		}
-		a, b := rest[:i], rest[i+1:]
-		an, err := gitLineName(a, "a/")
+		b := rest[i+1:]
+		if i+1 < limit && !strings.HasPrefix(b, "b/") {
+			continue
+		}
+		if i+1 != limit && limit != len(rest) {
+			continue // the special character is inside an unquoted new name
+		}
+		an, err := gitLineName(rest[:i], "a/", false)
 		if err != nil {
 			continue
 		}
-		bn, err := gitLineName(b, "b/")
+		bn, err := gitLineName(b, "b/", i+1 == limit)
 		if err != nil {
 			continue
 		}
@@ -837,8 +874,10 @@ func splitGitLine(rest string) [][2]string {
 	return out
 }
 
-func gitLineName(s, prefix string) (string, error) {
-	if strings.HasPrefix(s, `"`) {
+// gitLineName strips prefix from one side of a diff --git line, unquoting
+// it first when quoted is set.
+func gitLineName(s, prefix string, quoted bool) (string, error) {
+	if quoted {
 		n, tail, err := unquotePrefix(s)
 		if err != nil {
 			return "", err
@@ -847,8 +886,6 @@ func gitLineName(s, prefix string) (string, error) {
 			return "", fmt.Errorf("text after a quoted name")
 		}
 		s = n
-	} else if strings.ContainsAny(s, "\"\\\t") {
-		return "", fmt.Errorf("unquoted name with a special character")
 	}
 	if !strings.HasPrefix(s, prefix) || len(s) == len(prefix) {
 		return "", fmt.Errorf("no %q prefix", prefix)
