@@ -185,8 +185,21 @@ func checkpointRules(r *report, doc map[string]any) {
 			}
 		}
 	}
+	// Strict: the push mechanics follow the policy, as in the invocation
+	// (rules 34 and 36).
+	policy, _ := str(doc, "publication", "policy")
+	hasTarget := has(doc, "publication", "pull_request")
+	if policy == "update_pr" && !hasTarget {
+		r.add("$.publication.pull_request", "strict.checkpoint_update_pr_requires_push_target",
+			"publication.policy update_pr keeps its push target in publication.pull_request (stricter than the peer)")
+	}
+	if policy == "local_commit" && hasTarget {
+		r.add("$.publication.pull_request", "strict.checkpoint_local_commit_forbids_push_target",
+			"publication.policy local_commit has no push target (stricter than the peer)")
+	}
 	// Gaps (f), (g), (h).
 	historyRepeatRules(r, doc)
+	reviewBindingRules(r, doc)
 	attemptOrderRules(r, doc, heads, initial)
 	reviewSequenceRule(r, doc)
 	scopes := map[string]bool{}
@@ -241,6 +254,30 @@ func historyRepeatRules(r *report, doc map[string]any) {
 		if valuesEqual(bases[i], bases[i-1]) {
 			r.add(indexPath("$.base_revision_history", i), "strict.base_history_no_repeat",
 				"repeats the previous base; a base is appended only when it changed (stricter than the peer)")
+		}
+	}
+}
+
+// reviewBindingRules: a review pass judged a head and base the invocation
+// actually had, so each record's head_sha is in head_history and its
+// comparison_base_sha in base_revision_history.
+func reviewBindingRules(r *report, doc map[string]any) {
+	heads, bases := map[string]bool{}, map[string]bool{}
+	for _, h := range strList(doc, "head_history") {
+		heads[h] = true
+	}
+	for _, b := range list(doc, "base_revision_history") {
+		bases[str0(b, "sha")] = true
+	}
+	for i, rec := range list(doc, "review_records") {
+		p := indexPath("$.review_records", i)
+		if h, _ := str(rec, "head_sha"); !heads[h] {
+			r.add(p+".head_sha", "strict.review_head_in_head_history",
+				"reviewed head %s is not in head_history (stricter than the peer)", h)
+		}
+		if b, _ := str(rec, "comparison_base_sha"); !bases[b] {
+			r.add(p+".comparison_base_sha", "strict.review_base_in_base_history",
+				"reviewed base %s is not in base_revision_history (stricter than the peer)", b)
 		}
 	}
 }
@@ -421,6 +458,7 @@ func terminalRules(r *report, doc map[string]any) {
 	}
 	publicationStrictRules(r, doc, policy, status, headFinal)
 	historyRepeatRules(r, doc)
+	reviewBindingRules(r, doc)
 	reviewSequenceRule(r, doc)
 	validationOutcomeRules(r, doc, "validation_summary", "strict.")
 }
