@@ -1,0 +1,250 @@
+package loop
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/worktree"
+)
+
+// attemptOutcome is how one attempt ended when it did not stop the loop.
+type attemptOutcome struct {
+	committed bool // the candidate moved to a new commit
+	noChange  bool // the fixer made no change
+	rebuild   bool // the base moved before promotion: rebuild evidence
+}
+
+func (e *engine) attemptRef(seq int) string { return e.attemptPrefix + strconv.Itoa(seq) }
+
+// attempt reserves one cycle and runs one transactional fix: a worktree
+// from the exact current head, the fixer, the integrity check of
+// everything outside the worktree, the card budget, validation, one
+// commit whose parent is the head, then a verified fast-forward of the
+// candidate. The cycle stays spent whatever happens.
+func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFailure) (attemptOutcome, error) {
+	head := e.cp.CurrentHead
+	seq := len(e.cp.CycleAttempts) + 1
+	ref := e.attemptRef(seq)
+	var ids []string
+	for _, f := range accepted {
+		ids = append(ids, f.ID)
+	}
+	// Reserve: the preserved ref first, so the checkpoint never names a
+	// ref that does not exist, then the interrupted attempt.
+	if _, err := e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: reserve attempt", ref, head); err != nil {
+		return attemptOutcome{}, err
+	}
+	a := contract.CycleAttempt{Sequence: seq, StartedFromHead: head, Outcome: "interrupted", FindingID: strings.Join(ids, ",")}
+	e.cp.CycleAttempts = append(e.cp.CycleAttempts, a)
+	e.cp.PreservedFailedAttempts = append(e.cp.PreservedFailedAttempts, contract.PreservedAttempt{AttemptRef: ref,
+		Reason: "interrupted: attempt " + strconv.Itoa(seq) + " had not finished"})
+	if err := e.save("fix", fmt.Sprintf("run the fixer for attempt %d from %s", seq, short(head))); err != nil {
+		return attemptOutcome{}, err
+	}
+	if err := e.hook("attempt-reserved"); err != nil {
+		return attemptOutcome{}, err
+	}
+	e.logf("attempt %d from %s (%d finding(s), %d validation failure(s))", seq, short(head), len(accepted), len(failures))
+
+	w, err := worktree.Add(e.ctx, e.repo, head)
+	if err != nil {
+		return attemptOutcome{}, err
+	}
+	defer w.Remove(e.ctx)
+	before, err := captureState(e.ctx, e.repo, w.Dir)
+	if err != nil {
+		return attemptOutcome{}, err
+	}
+	req := &model.FixRequest{SchemaVersion: model.RequestSchemaVersion, InvocationID: e.inv.InvocationID, Cycle: seq,
+		HeadSHA: head, ComparisonBaseSHA: e.cp.ComparisonBase.SHA, Findings: accepted, ValidationFailures: failures,
+		ChangeContract: jsonOf(e.inv.ChangeContract), Budget: e.fixBudget()}
+	fix, ferr := model.Fix(e.ctx, e.cfg.Fixer, req, w.Dir)
+	after, err := captureState(e.ctx, e.repo, w.Dir)
+	if err != nil {
+		return attemptOutcome{}, err
+	}
+	change := compareStates(before, after, e.branchRef, e.attemptPrefix)
+	if len(change.candidate) > 0 || len(change.tree) > 0 {
+		e.preserve(w, seq, "the fixer wrote outside its worktree")
+		return attemptOutcome{}, blocked("candidate_integrity_failure", "attempt %d: the fixer changed %s",
+			seq, strings.Join(append(change.candidate, change.tree...), "; "))
+	}
+	if err := e.ctx.Err(); err != nil {
+		return attemptOutcome{}, err
+	}
+	switch {
+	case ferr != nil:
+		var re *model.RefusedError
+		if !errors.As(ferr, &re) {
+			var ae *model.AdapterError
+			if !errors.As(ferr, &ae) {
+				return attemptOutcome{}, ferr
+			}
+		}
+		return attemptOutcome{}, e.fail(w, seq, "fixer: "+ferr.Error())
+	case !fix.Changed:
+		return attemptOutcome{noChange: true}, e.fail(w, seq, fix.Reason)
+	}
+	if e.cfg.Card != nil {
+		f, err := e.cfg.Card.Check(e.ctx, e.repo, w.Dir)
+		if err != nil {
+			return attemptOutcome{}, err
+		}
+		if f != nil {
+			e.fail(w, seq, fmt.Sprintf("%s: %s", f.Rule, f.Reason))
+			return attemptOutcome{}, blocked("scope_decision_required", "attempt %d would break the card's budget: %s: %s", seq, f.Rule, f.Reason)
+		}
+	}
+	if err := e.save("validate_and_commit", fmt.Sprintf("validate attempt %d", seq)); err != nil {
+		return attemptOutcome{}, err
+	}
+	outs, logs := e.runValidation(w.Dir, "attempt-"+strconv.Itoa(seq))
+	for _, o := range outs {
+		if o.Status == "unavailable" {
+			e.fail(w, seq, "validation unavailable: "+o.Name+": "+o.Reason)
+			return attemptOutcome{}, blocked("validation_unavailable", "validation %q could not run in attempt %d: %s", o.Name, seq, o.Reason)
+		}
+	}
+	for _, o := range outs {
+		if o.Status == "failed" {
+			return attemptOutcome{}, e.fail(w, seq, "validation failed: "+o.Name+": "+o.Result)
+		}
+	}
+	commit, err := e.commit(w, seq, ids, "")
+	if err != nil {
+		return attemptOutcome{}, err
+	}
+	if err := e.verifyParent(commit, head); err != nil {
+		return attemptOutcome{}, blocked("candidate_integrity_failure", "attempt %d: %v", seq, err)
+	}
+	if _, err := e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: attempt commit", ref, commit, head); err != nil {
+		return attemptOutcome{}, err
+	}
+	if err := e.save("validate_and_commit", fmt.Sprintf("promote %s (attempt %d) to %s", short(commit), seq, e.inv.Candidate.Branch)); err != nil {
+		return attemptOutcome{}, err
+	}
+	if err := e.hook("attempt-committed"); err != nil {
+		return attemptOutcome{}, err
+	}
+	// Reread the base and the remote before touching the candidate.
+	oldBase := e.cp.ComparisonBase.SHA
+	if err := e.checkDrift("promotion"); err != nil {
+		return attemptOutcome{}, err
+	}
+	if e.cp.ComparisonBase.SHA != oldBase {
+		e.markFailed(seq, "stale base: the base moved before promotion; kept as an artifact")
+		if err := e.save("establish_evidence", "rebuild evidence against the new base"); err != nil {
+			return attemptOutcome{}, err
+		}
+		return attemptOutcome{rebuild: true}, nil
+	}
+	if err := promote(e.ctx, e.repo, e.inv.Candidate.Branch, head, commit); err != nil {
+		return attemptOutcome{}, blocked("candidate_integrity_failure", "attempt %d could not be promoted: %v", seq, err)
+	}
+	if err := e.hook("attempt-promoted"); err != nil {
+		return attemptOutcome{}, err
+	}
+	e.markCommitted(seq, commit)
+	e.cp.ValidationOutcomes = outs
+	e.validationLogs = logs
+	e.evidenceHead, e.evidenceBase = commit, e.cp.ComparisonBase.SHA
+	for _, f := range accepted {
+		e.claimed = append(e.claimed, FindingKey(f))
+	}
+	e.logf("attempt %d committed %s", seq, short(commit))
+	if err := e.save("invalidate_and_repeat", "review the new head "+short(commit)); err != nil {
+		return attemptOutcome{}, err
+	}
+	return attemptOutcome{committed: true}, nil
+}
+
+// markCommitted turns attempt seq into a committed one: the head moves,
+// and its preserved entry goes (it is no longer a failed attempt).
+func (e *engine) markCommitted(seq int, commit string) {
+	a := &e.cp.CycleAttempts[seq-1]
+	a.Outcome, a.ResultingHead = "committed", commit
+	ref := e.attemptRef(seq)
+	kept := e.cp.PreservedFailedAttempts[:0]
+	for _, p := range e.cp.PreservedFailedAttempts {
+		if p.AttemptRef != ref {
+			kept = append(kept, p)
+		}
+	}
+	e.cp.PreservedFailedAttempts = kept
+	e.cp.CurrentHead = commit
+	e.cp.HeadHistory = append(e.cp.HeadHistory, commit)
+}
+
+// markFailed records attempt seq as failed with reason.
+func (e *engine) markFailed(seq int, reason string) {
+	e.cp.CycleAttempts[seq-1].Outcome = "failed"
+	ref := e.attemptRef(seq)
+	for i := range e.cp.PreservedFailedAttempts {
+		if e.cp.PreservedFailedAttempts[i].AttemptRef == ref {
+			e.cp.PreservedFailedAttempts[i].Reason = reason
+		}
+	}
+}
+
+// fail preserves the attempt's work on its ref, marks it failed and
+// checkpoints; the candidate is untouched. It returns nil (the loop goes
+// on) unless the checkpoint cannot be written.
+func (e *engine) fail(w *worktree.Worktree, seq int, reason string) error {
+	e.logf("attempt %d failed: %s", seq, reason)
+	e.preserve(w, seq, reason)
+	e.markFailed(seq, reason)
+	return e.save("fix", "decide whether to try again from "+short(e.cp.CurrentHead))
+}
+
+// preserve commits whatever the attempt's worktree holds onto its ref, so
+// the failed work is never lost and never presented as the candidate.
+func (e *engine) preserve(w *worktree.Worktree, seq int, reason string) {
+	st, err := w.Git(e.ctx, "status", "--porcelain", "-z", "--untracked-files=all")
+	if err != nil || len(st) == 0 {
+		return
+	}
+	if c, err := e.commit(w, seq, nil, reason); err == nil {
+		e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: preserve failed attempt", e.attemptRef(seq), c)
+	}
+}
+
+// commit stages everything in the attempt's worktree and commits it.
+func (e *engine) commit(w *worktree.Worktree, seq int, ids []string, failure string) (string, error) {
+	if _, err := w.Git(e.ctx, "add", "--all"); err != nil {
+		return "", err
+	}
+	subject := fmt.Sprintf("failpass loop %s: attempt %d", e.inv.InvocationID, seq)
+	body := "Fixes findings: " + strings.Join(ids, ", ")
+	if len(ids) == 0 {
+		body = "Fixes validation failures."
+	}
+	if failure != "" {
+		subject += " (failed, preserved)"
+		body = "Failed: " + failure
+	}
+	if _, err := w.Git(e.ctx, "-c", "commit.gpgsign=false", "commit", "--no-verify", "--allow-empty-message", "-q", "-m", subject, "-m", body); err != nil {
+		return "", err
+	}
+	out, err := w.Git(e.ctx, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// verifyParent checks commit has exactly one parent, head.
+func (e *engine) verifyParent(commit, head string) error {
+	out, err := e.repo.Git(e.ctx, "rev-list", "--parents", "-n", "1", commit)
+	if err != nil {
+		return err
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 || f[1] != head {
+		return fmt.Errorf("commit %s does not have exactly the pre-attempt head %s as its parent", short(commit), short(head))
+	}
+	return nil
+}

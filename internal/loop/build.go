@@ -1,0 +1,383 @@
+package loop
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/gitx"
+)
+
+// Request is what `loop start` asks for, from flags and optionally a
+// complete invocation document. Zero fields were not given.
+type Request struct {
+	Branch                string
+	Base                  string // ref; default: the card's base_sha, or the invocation's
+	ID                    string
+	Cycles                int // 0: the default, 3
+	ReviewMode            string
+	OverrideAuthorization string
+	Publish               string // local_commit (default) or update_pr
+	Remote                string
+	PR                    int
+	PRHeadRef             string
+	ExpectedOld           string
+	Card                  *CardPolicy
+	From                  *contract.Invocation // --invocation FILE
+}
+
+// DefaultCycles is the cycle budget when none is given.
+const DefaultCycles = 3
+
+var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// BuildInvocation resolves a start request against live git into a
+// complete, valid invocation. Every error is the user's to fix (exit 2:
+// there is no invocation yet).
+func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*contract.Invocation, error) {
+	if r.From != nil {
+		return checkGiven(ctx, repo, r)
+	}
+	if r.Branch == "" {
+		return nil, &InputError{Msg: "loop start needs --branch", Hint: "name the committed candidate branch: --branch BRANCH"}
+	}
+	if r.Card == nil {
+		return nil, &InputError{Msg: "without --card there is no change contract",
+			Hint: "give --card FILE, or --invocation FILE with the goal, acceptance criteria and validation commands"}
+	}
+	cycles := r.Cycles
+	if cycles == 0 {
+		cycles = DefaultCycles
+	}
+	if cycles < 1 || cycles > 10 {
+		return nil, &InputError{Msg: fmt.Sprintf("--cycles %d is out of range", cycles), Hint: "the cycle budget is 1 to 10 (default 3)"}
+	}
+	mode := r.ReviewMode
+	if mode == "" {
+		mode = "fresh_subagent"
+	}
+	switch {
+	case mode != "fresh_subagent" && mode != "in_agent_override":
+		return nil, &InputError{Msg: fmt.Sprintf("--review-mode %q is unknown", mode), Hint: "use fresh_subagent (default) or in_agent_override with --override-authorization WHO"}
+	case mode == "in_agent_override" && strings.TrimSpace(r.OverrideAuthorization) == "":
+		return nil, &InputError{Msg: "--review-mode in_agent_override needs --override-authorization WHO", Hint: "name who allowed the fixer's adapter to review"}
+	case mode == "fresh_subagent" && r.OverrideAuthorization != "":
+		return nil, &InputError{Msg: "--override-authorization is only for --review-mode in_agent_override"}
+	}
+	head, err := branchHead(ctx, repo, r.Branch)
+	if err != nil {
+		return nil, err
+	}
+	c := r.Card.Card
+	baseRef, baseSHA := r.Base, ""
+	if baseRef == "" {
+		baseRef = c.BaseSHA
+		if c.BaseRef != "" {
+			baseRef = c.BaseRef
+		}
+		baseSHA = c.BaseSHA
+	} else if baseSHA, err = resolveCommit(ctx, repo, baseRef); err != nil {
+		return nil, &InputError{Msg: fmt.Sprintf("--base %s is not a commit", baseRef)}
+	}
+	if baseSHA == "" {
+		return nil, &InputError{Msg: "no comparison base", Hint: "give --base REF or a card with base_sha"}
+	}
+	if live, err := resolveCommit(ctx, repo, baseRef); err != nil || live != baseSHA {
+		// The base ref no longer names the card's base (or does not
+		// exist): bind the exact SHA, which never drifts.
+		baseRef = baseSHA
+	}
+	id := r.ID
+	if id == "" {
+		id, err = newID(r.Branch, head)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := CheckID(id); err != nil {
+		return nil, err
+	}
+	inv := &contract.Invocation{
+		SchemaVersion:   contract.SchemaVersion,
+		InvocationID:    id,
+		ReviewExecution: contract.ReviewExecution{Mode: mode, OverrideAuthorization: r.OverrideAuthorization},
+		FixCycleBudget:  contract.FixCycleBudget{MaxFixCycles: cycles},
+		Validation:      r.Card.ValidationCommands(),
+	}
+	inv.Repository, err = repositoryOf(ctx, repo, r.Remote)
+	if err != nil {
+		return nil, err
+	}
+	cand, err := candidateOf(ctx, repo, r.Branch, head, contract.BaseRef{Ref: baseRef, SHA: baseSHA})
+	if err != nil {
+		return nil, err
+	}
+	inv.Candidate = *cand
+	goal := "Make the change that card " + c.ID + " describes"
+	if c.Origin != "" {
+		goal += " (" + c.Origin + ")"
+	}
+	inv.ChangeContract = contract.ChangeContract{
+		Goal: goal,
+		AcceptanceCriteria: []string{
+			"the card's pass command exits " + strconv.Itoa(c.Pass.ExpectExit) + ": " + argvString(c.Pass.Cmd),
+			"the card's invariant exits " + strconv.Itoa(c.Invariant.ExpectExit) + ": " + argvString(c.Invariant.Cmd),
+		},
+		NonGoals:           []string{"anything outside the card's budget"},
+		PreservedBehaviors: []string{"the card's invariant keeps passing"},
+		Sources: contract.Sources{RepositoryInstructions: []contract.SourceRef{}, NamedDocuments: []contract.SourceRef{{Label: "card " + c.ID, Location: cardLocation(r.Card)}},
+			NearbyPatterns: []contract.SourceRef{}},
+		AllowedRemediationScope: scopeText(r.Card),
+	}
+	switch r.Publish {
+	case "", "local_commit":
+		if r.PR != 0 || r.PRHeadRef != "" || r.ExpectedOld != "" {
+			return nil, &InputError{Msg: "--pr, --pr-head-ref and --expected-old are only for --publish update_pr"}
+		}
+		inv.Publication = contract.InvocationPublication{Policy: "local_commit"}
+		inv.Candidate.SourceUnavailableReason = "local_commit: no pushable source is bound"
+	case "update_pr":
+		if err := updatePR(ctx, repo, inv, r, baseRef, baseSHA); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, &InputError{Msg: fmt.Sprintf("--publish %q is unknown", r.Publish), Hint: "use local_commit (default) or update_pr"}
+	}
+	if _, _, err := checkInvocation(inv); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+func cardLocation(p *CardPolicy) string {
+	if p.InRepo != "" {
+		return p.InRepo
+	}
+	return "card " + p.Card.ID + " (outside the repository)"
+}
+
+func scopeText(p *CardPolicy) string {
+	b := p.Card.EffectiveBudget()
+	s := fmt.Sprintf("the card's budget: at most %d files and %d changed lines from base %s", b.MaxFiles, b.MaxChangedLines, p.Card.BaseSHA)
+	if len(b.DenyGlobs) > 0 {
+		s += "; never " + strings.Join(b.DenyGlobs, ", ")
+	}
+	if len(p.Oracle) > 0 {
+		s += "; never the oracle files " + strings.Join(p.Oracle, ", ")
+	}
+	return s
+}
+
+func updatePR(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, r Request, baseRef, baseSHA string) error {
+	if r.Remote == "" || r.PR < 1 || r.PRHeadRef == "" || r.ExpectedOld == "" {
+		return &InputError{Msg: "--publish update_pr needs --remote NAME --pr N --pr-head-ref REF --expected-old SHA"}
+	}
+	if !shaRE.MatchString(r.ExpectedOld) {
+		return &InputError{Msg: fmt.Sprintf("--expected-old %q is not a full lowercase SHA", r.ExpectedOld)}
+	}
+	ref := r.PRHeadRef
+	if !strings.HasPrefix(ref, "refs/") {
+		ref = "refs/heads/" + ref
+	}
+	out, err := repo.Git(ctx, "remote", "get-url", "--", r.Remote)
+	if err != nil {
+		return &InputError{Msg: fmt.Sprintf("--remote %s is not a git remote here", r.Remote)}
+	}
+	url := strings.TrimSpace(string(out))
+	observed, err := lsRemote(ctx, repo, r.Remote, ref)
+	if err != nil {
+		return &InputError{Msg: fmt.Sprintf("cannot read %s on %s: %v", ref, r.Remote, err)}
+	}
+	inv.Candidate.PullRequest = &contract.PullRequestID{Repository: url, Number: r.PR}
+	inv.Candidate.SourceBinding = &contract.SourceBinding{Repository: url, RemoteURL: url, Ref: ref, ObservedObjectID: observed}
+	inv.Publication = contract.InvocationPublication{Policy: "update_pr", PullRequest: &contract.PushTarget{
+		HeadRepository: url, HeadRef: ref, ExpectedOldHeadSHA: r.ExpectedOld, BaseRef: baseRef, BaseSHA: baseSHA}}
+	return nil
+}
+
+func lsRemote(ctx context.Context, repo *gitx.Repo, remote, ref string) (string, error) {
+	out, err := repo.Git(ctx, "ls-remote", "--refs", "--", remote, ref)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if sha, name, ok := strings.Cut(line, "\t"); ok && name == ref {
+			return sha, nil
+		}
+	}
+	return "", fmt.Errorf("no ref %s", ref)
+}
+
+// repositoryOf is the repository's identity (the URL of the named remote,
+// else of origin, else the path of its top folder) and its common dir.
+func repositoryOf(ctx context.Context, repo *gitx.Repo, remote string) (contract.Repository, error) {
+	id := repo.Dir
+	for _, name := range []string{remote, "origin"} {
+		if name == "" {
+			continue
+		}
+		if out, err := repo.Git(ctx, "remote", "get-url", "--", name); err == nil {
+			id = strings.TrimSpace(string(out))
+			break
+		}
+	}
+	return contract.Repository{Identity: id, GitCommonDirectory: repo.CommonDir}, nil
+}
+
+func branchHead(ctx context.Context, repo *gitx.Repo, branch string) (string, error) {
+	if _, err := repo.Git(ctx, "check-ref-format", "--branch", branch); err != nil || strings.HasPrefix(branch, "-") {
+		return "", &InputError{Msg: fmt.Sprintf("--branch %q is not a branch name", branch)}
+	}
+	out, err := repo.Git(ctx, "rev-parse", "--verify", "--end-of-options", "refs/heads/"+branch+"^{commit}")
+	if err != nil {
+		return "", &InputError{Msg: fmt.Sprintf("branch %s does not exist", branch), Hint: "the candidate must be a committed local branch"}
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// candidateOf describes the committed candidate: head, base, the complete
+// base...head diff, and the state of the checkout that has the branch (it
+// must be clean: the loop never takes an uncommitted tree).
+func candidateOf(ctx context.Context, repo *gitx.Repo, branch, head string, base contract.BaseRef) (*contract.Candidate, error) {
+	diff, err := repo.Git(ctx, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base.SHA+"..."+head, "--")
+	if err != nil {
+		return nil, &InputError{Msg: fmt.Sprintf("cannot diff %s against the base %s: %v", branch, short(base.SHA), err)}
+	}
+	if len(bytes.TrimSpace(diff)) == 0 {
+		return nil, &InputError{Msg: fmt.Sprintf("branch %s has no changes against the base %s", branch, short(base.SHA)),
+			Hint: "the loop reviews a committed candidate; commit the change first or pick the right --base"}
+	}
+	c := &contract.Candidate{Branch: branch, HeadSHA: head, ComparisonBase: base, AllChangesCommitted: true,
+		Diff: contract.Diff{Format: "unified_diff", Complete: true, Content: string(diff)}}
+	wts, err := listWorktrees(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	c.Worktree = contract.Worktree{Tracked: []string{}, Staged: []string{}, Unstaged: []string{}, Untracked: []string{}, Ignored: []string{}}
+	dir := ""
+	for _, w := range wts {
+		if w.branch == "refs/heads/"+branch {
+			dir = w.path
+		}
+	}
+	out, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", head)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" {
+			c.Worktree.Tracked = append(c.Worktree.Tracked, f)
+		}
+	}
+	if dir == "" {
+		return c, nil
+	}
+	st, err := gitx.Command(ctx, dir, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range strings.Split(string(st), "\x00") {
+		if len(e) < 4 {
+			continue
+		}
+		x, y, p := e[0], e[1], e[3:]
+		switch {
+		case x == '!':
+			c.Worktree.Ignored = append(c.Worktree.Ignored, p)
+		case x == '?':
+			c.Worktree.Untracked = append(c.Worktree.Untracked, p)
+		default:
+			if x != ' ' {
+				c.Worktree.Staged = append(c.Worktree.Staged, p)
+			}
+			if y != ' ' {
+				c.Worktree.Unstaged = append(c.Worktree.Unstaged, p)
+			}
+		}
+	}
+	if n := len(c.Worktree.Staged) + len(c.Worktree.Unstaged) + len(c.Worktree.Untracked); n > 0 {
+		return nil, &InputError{Msg: fmt.Sprintf("the checkout of %s at %s has %d uncommitted change(s)", branch, dir, n),
+			Hint: "commit or remove them first: the loop takes only a committed, clean candidate"}
+	}
+	return c, nil
+}
+
+// checkGiven checks a complete invocation document against the flags
+// given beside it and against live git.
+func checkGiven(ctx context.Context, repo *gitx.Repo, r Request) (*contract.Invocation, error) {
+	inv := r.From
+	disagree := func(flag, got, want string) error {
+		return &InputError{Msg: fmt.Sprintf("%s %s disagrees with the invocation's %s", flag, got, want),
+			Hint: "flags given beside --invocation must agree with it; drop them or fix the document"}
+	}
+	switch {
+	case r.Branch != "" && r.Branch != inv.Candidate.Branch:
+		return nil, disagree("--branch", r.Branch, inv.Candidate.Branch)
+	case r.ID != "" && r.ID != inv.InvocationID:
+		return nil, disagree("--id", r.ID, inv.InvocationID)
+	case r.Cycles != 0 && r.Cycles != inv.FixCycleBudget.MaxFixCycles:
+		return nil, disagree("--cycles", strconv.Itoa(r.Cycles), strconv.Itoa(inv.FixCycleBudget.MaxFixCycles))
+	case r.ReviewMode != "" && r.ReviewMode != inv.ReviewExecution.Mode:
+		return nil, disagree("--review-mode", r.ReviewMode, inv.ReviewExecution.Mode)
+	case r.Publish != "" && r.Publish != inv.Publication.Policy:
+		return nil, disagree("--publish", r.Publish, inv.Publication.Policy)
+	case r.Card != nil && r.Card.Card.BaseSHA != inv.Candidate.ComparisonBase.SHA:
+		return nil, disagree("--card base_sha", r.Card.Card.BaseSHA, inv.Candidate.ComparisonBase.SHA)
+	}
+	if err := CheckID(inv.InvocationID); err != nil {
+		return nil, err
+	}
+	if inv.Repository.GitCommonDirectory != repo.CommonDir {
+		return nil, &InputError{Msg: fmt.Sprintf("the invocation is for the repository at %s, not %s", inv.Repository.GitCommonDirectory, repo.CommonDir)}
+	}
+	head, err := branchHead(ctx, repo, inv.Candidate.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if head != inv.Candidate.HeadSHA {
+		return nil, &InputError{Msg: fmt.Sprintf("branch %s is at %s, but the invocation names head %s", inv.Candidate.Branch, short(head), short(inv.Candidate.HeadSHA)),
+			Hint: "the invocation must name the candidate's exact committed head"}
+	}
+	if _, err := candidateOf(ctx, repo, inv.Candidate.Branch, head, inv.Candidate.ComparisonBase); err != nil {
+		return nil, err
+	}
+	if r.Card != nil {
+		for _, v := range inv.Validation {
+			if _, ok := r.Card.command(v); !ok {
+				return nil, &InputError{Msg: fmt.Sprintf("with --card, validation %q must be the card's pass command or invariant", v.Name)}
+			}
+		}
+	}
+	for _, v := range inv.Validation {
+		if _, ok := r.Card.command(v); ok {
+			continue
+		}
+		if _, err := SplitWords(v.Command); err != nil {
+			return nil, err
+		}
+	}
+	return inv, nil
+}
+
+// newID makes an invocation id from the branch and head plus randomness.
+func newID(branch, head string) (string, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	clean := regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(branch, "-")
+	clean = strings.Trim(strings.ReplaceAll(clean, "..", "-"), ".-")
+	if len(clean) > 40 {
+		clean = clean[:40]
+	}
+	if clean == "" {
+		clean = "loop"
+	}
+	return fmt.Sprintf("%s-%s-%s", clean, head[:8], hex.EncodeToString(b[:])), nil
+}

@@ -1,0 +1,133 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/failpass/failpass/internal/budget"
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/patch"
+	"github.com/failpass/failpass/internal/pathglob"
+)
+
+// Validation command names a card's commands get in the invocation.
+const (
+	cardFocusedName = "card pass command"
+	cardFullName    = "card invariant"
+)
+
+// CardPolicy is a card acting as the loop's change contract: its pass
+// command is the focused validation, its invariant the full one, and its
+// effective budget bounds the cumulative diff from its base to every
+// attempt.
+type CardPolicy struct {
+	Card *card.Card
+	// InRepo is the card's repository-relative path, "" when it lives
+	// outside the repository (an oracle file when inside).
+	InRepo string
+	// Oracle are the base-tree files the card's commands name.
+	Oracle []string
+	deny   []*pathglob.Pattern
+}
+
+// NewCardPolicy prepares c for the loop: its oracle files are read from
+// the base tree at c.BaseSHA.
+func NewCardPolicy(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath string) (*CardPolicy, error) {
+	if c.BaseSHA == "" {
+		return nil, &InputError{Msg: fmt.Sprintf("card %s has no base_sha", cardPath), Hint: "sign the card first: failpass card sign --card " + cardPath + " --key KEY"}
+	}
+	p := &CardPolicy{Card: c}
+	if abs, err := filepath.Abs(cardPath); err == nil {
+		if rel, err := filepath.Rel(repo.Dir, abs); err == nil && !strings.HasPrefix(rel, "..") {
+			p.InRepo = filepath.ToSlash(rel)
+		}
+	}
+	out, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", c.BaseSHA)
+	if err != nil {
+		return nil, fmt.Errorf("card base %s: %w", c.BaseSHA, err)
+	}
+	files := map[string]bool{}
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" {
+			files[f] = true
+		}
+	}
+	p.Oracle = budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, p.InRepo, func(f string) bool { return files[f] })
+	for _, g := range c.EffectiveBudget().DenyGlobs {
+		pat, err := pathglob.Compile(g)
+		if err != nil {
+			return nil, fmt.Errorf("card deny glob %q: %w", g, err)
+		}
+		p.deny = append(p.deny, pat)
+	}
+	return p, nil
+}
+
+// ValidationCommands are the invocation's validation entries for the card.
+func (p *CardPolicy) ValidationCommands() []contract.ValidationCommand {
+	return []contract.ValidationCommand{
+		{Name: cardFocusedName, Command: argvString(p.Card.Pass.Cmd), Scope: "focused"},
+		{Name: cardFullName, Command: argvString(p.Card.Invariant.Cmd), Scope: "full"},
+	}
+}
+
+// command returns the card command behind a validation entry.
+func (p *CardPolicy) command(c contract.ValidationCommand) (card.Command, bool) {
+	if p == nil {
+		return card.Command{}, false
+	}
+	switch {
+	case c.Name == cardFocusedName && c.Scope == "focused":
+		return p.Card.Pass, true
+	case c.Name == cardFullName && c.Scope == "full":
+		return p.Card.Invariant, true
+	}
+	return card.Command{}, false
+}
+
+// Scope says why a path is outside the card's scope ("" when inside): a
+// deny glob matches it, or it is an oracle file.
+func (p *CardPolicy) Scope(path string) string {
+	for _, o := range p.Oracle {
+		if o == path {
+			return "is an oracle file of the card"
+		}
+	}
+	if pat, ok := pathglob.MatchAny(p.deny, path); ok {
+		return fmt.Sprintf("is denied by the card's deny glob %q", pat.String())
+	}
+	return ""
+}
+
+// Check applies the card's budget, with the gate's rules, to the
+// cumulative change from the card's base to the worktree dir.
+func (p *CardPolicy) Check(ctx context.Context, repo *gitx.Repo, dir string) (*budget.Finding, error) {
+	cs, err := patch.Actual(ctx, repo, dir, p.Card.BaseSHA)
+	if err != nil {
+		return nil, err
+	}
+	return budget.Check(cs, p.Card.EffectiveBudget(), p.Oracle), nil
+}
+
+// argvString writes argv as one POSIX-quoted command string that
+// SplitWords reads back to the same argv.
+func argvString(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,142 @@
+package loop
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/worktree"
+)
+
+// step is one validation command ready to run: from the card (argv,
+// workdir, expected exit, env, timeout) or from an invocation command
+// string split by POSIX word rules.
+type step struct {
+	cmd     contract.ValidationCommand
+	argv    []string
+	workdir string
+	expect  int
+	env     map[string]string
+	timeout time.Duration
+	err     error // the command string cannot be split: unavailable
+}
+
+func (e *engine) steps() []step {
+	out := make([]step, 0, len(e.inv.Validation))
+	for _, c := range e.inv.Validation {
+		s := step{cmd: c, workdir: ".", timeout: e.cfg.ValidationTimeout}
+		if cs, ok := e.cfg.Card.command(c); ok {
+			s.argv, s.workdir, s.expect, s.env, s.timeout = cs.Cmd, cs.Workdir, cs.ExpectExit, cs.Env, cs.Timeout
+		} else {
+			s.argv, s.err = SplitWords(c.Command)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// runValidation runs every validation command in dir (a worktree of the
+// commit under test) and returns one outcome per command, in order, with
+// the log path of each. tag names the logs.
+func (e *engine) runValidation(dir, tag string) ([]contract.ValidationOutcome, map[string]string) {
+	var outs []contract.ValidationOutcome
+	logs := map[string]string{}
+	for i, s := range e.steps() {
+		o := contract.ValidationOutcome{Name: s.cmd.Name, Command: s.cmd.Command, Scope: s.cmd.Scope}
+		if s.err != nil {
+			o.Status, o.Reason = "unavailable", s.err.Error()
+			outs = append(outs, o)
+			continue
+		}
+		logPath := filepath.Join(e.logDir(), fmt.Sprintf("%s-%d-%s.log", tag, i+1, s.cmd.Scope))
+		env := e.cfg.Env
+		for k, v := range s.env {
+			env = append(append([]string(nil), env...), k+"="+v)
+		}
+		res, err := run.Run(e.ctx, run.Spec{Argv: s.argv, Root: dir, Workdir: s.workdir, Env: env, Timeout: s.timeout, Log: logPath})
+		logs[s.cmd.Name] = logPath
+		switch {
+		case err != nil:
+			o.Status, o.Reason = "unavailable", err.Error()
+		case res.Inconclusive():
+			o.Status, o.Reason = "unavailable", res.String()+" (log: "+logPath+")"
+		case res.Exit == s.expect:
+			o.Status, o.Result = "passed", fmt.Sprintf("%s as expected (log: %s)", res.String(), logPath)
+		default:
+			o.Status, o.Result = "failed", fmt.Sprintf("%s, expected exit %d (log: %s)", res.String(), s.expect, logPath)
+		}
+		outs = append(outs, o)
+	}
+	return outs, logs
+}
+
+// establishEvidence makes sure the validation outcomes are about the
+// current head and base: after a commit they are the attempt's own (the
+// same tree); otherwise every command runs in a fresh worktree of the
+// head. Unavailable evidence blocks: the loop never edits on a guess.
+func (e *engine) establishEvidence() error {
+	head := e.cp.CurrentHead
+	if e.evidenceHead != head || e.evidenceBase != e.cp.ComparisonBase.SHA {
+		e.logf("validating %s", short(head))
+		w, err := worktree.Add(e.ctx, e.repo, head)
+		if err != nil {
+			return err
+		}
+		outs, logs := e.runValidation(w.Dir, "head-"+short(head))
+		w.Remove(e.ctx)
+		e.cp.ValidationOutcomes = outs
+		e.validationLogs = logs
+		e.evidenceHead, e.evidenceBase = head, e.cp.ComparisonBase.SHA
+	}
+	if err := e.save("establish_evidence", "review "+short(head)); err != nil {
+		return err
+	}
+	for _, o := range e.cp.ValidationOutcomes {
+		if o.Status == "unavailable" {
+			return blocked("validation_unavailable", "validation %q could not run at %s: %s", o.Name, short(head), o.Reason)
+		}
+	}
+	return nil
+}
+
+// validationFailures are the failed validation outcomes of the current
+// head, as the fixer reads them, with the tail of each log.
+func (e *engine) validationFailures() []model.ValidationFailure {
+	var out []model.ValidationFailure
+	for _, o := range e.cp.ValidationOutcomes {
+		if o.Status != "failed" {
+			continue
+		}
+		out = append(out, model.ValidationFailure{Name: o.Name, Command: o.Command, Scope: o.Scope,
+			LogExcerpt: tail(e.validationLogs[o.Name], 4096)})
+	}
+	return out
+}
+
+// tail returns the last n bytes of a log file, "" when it cannot be read.
+func tail(path string, n int64) string {
+	if path == "" {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := fi.Size() - n
+	if off < 0 {
+		off = 0
+	}
+	buf := make([]byte, fi.Size()-off)
+	f.ReadAt(buf, off)
+	return strings.ToValidUTF8(string(buf), "?")
+}
