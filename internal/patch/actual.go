@@ -23,6 +23,19 @@ import (
 // not checked out, so a patch that moves a gitlink shows up as a
 // difference.
 func Actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*ChangeSet, error) {
+	return actual(ctx, repo, worktreeDir, base, true)
+}
+
+// ActualCommittable is Actual without ignored files: the change a commit
+// of everything (`git add --all`) would record. It suits a worktree where
+// commands have run and left ignored build output (__pycache__, target/)
+// that is no part of the candidate; right after git apply, use Actual,
+// since a patch that writes under an ignored path still changes the tree.
+func ActualCommittable(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*ChangeSet, error) {
+	return actual(ctx, repo, worktreeDir, base, false)
+}
+
+func actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string, ignored bool) (*ChangeSet, error) {
 	tmp, err := os.MkdirTemp("", "failpass-index-")
 	if err != nil {
 		return nil, err
@@ -35,8 +48,11 @@ func Actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*Ch
 	if _, err := git("read-tree", base); err != nil {
 		return nil, err
 	}
-	// --force: a file the patch creates under an ignored path is a change.
-	if _, err := git("add", "--all", "--force"); err != nil {
+	add := []string{"add", "--all"}
+	if ignored {
+		add = append(add, "--force") // a file written under an ignored path is a change
+	}
+	if _, err := git(add...); err != nil {
 		return nil, err
 	}
 	out, err := git("diff", "--cached", "--raw", "--numstat", "-z", "-M",
