@@ -41,7 +41,7 @@ var againstKind = map[contract.Kind]contract.Kind{
 // is unreadable, not JSON or not an object (the peer's convention).
 func runLoopValidate(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "loop validate", loopValidateUsage)
-	kindFlag := fs.String("kind", "", "document `kind`: invocation, checkpoint or terminal-result (default: inferred from its fields)")
+	kindFlag := fs.String("kind", "", "document `KIND`: invocation, checkpoint or terminal-result (default: inferred from its fields)")
 	against := fs.String("against", "", "also check the document against `FILE`: a checkpoint against its invocation, a terminal result against its checkpoint")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object on stdout")
 	pos, err := fs.parse(args)

@@ -53,7 +53,7 @@ func (e *DecodeError) Hints() []string {
 // are errors rather than guesses.
 func Decode(data []byte) (any, error) {
 	if len(data) > MaxDocumentBytes {
-		return nil, &DecodeError{Line: 1, Col: 1, Msg: fmt.Sprintf("document is %d bytes, over the %d byte limit", len(data), MaxDocumentBytes)}
+		return nil, &DecodeError{Line: 1, Col: 1, Msg: fmt.Sprintf("document is over the %d byte limit", MaxDocumentBytes)}
 	}
 	p := &parser{data: data}
 	p.skipSpace()
