@@ -95,7 +95,7 @@ var readBad = []struct {
 	{"blank", "\n\n  \n", RuleParse, "empty"},
 	{"prose before", "Here is the fix:\n" + okDiff, RuleParse, "does not start with a patch header"},
 	{"prose after", okDiff + "Hope this helps!\n", RuleParse, "not part of a patch"},
-	{"blank line after", okDiff + "\n", RuleParse, "not part of a patch"},
+	{"blank line after", okDiff + "\n", RuleParse, "not part of a patch: an empty line"},
 	{"markdown fence", "```diff\n" + okDiff + "```\n", RuleParse, "does not start"},
 	{"crlf headers", strings.ReplaceAll(okDiff, "\n", "\r\n"), RuleParse, "carriage return"},
 	{"no final newline", strings.TrimSuffix(okDiff, "\n"), RuleParse, "newline"},
@@ -198,6 +198,20 @@ func TestCheckPath(t *testing.T) {
 		err := CheckPath(tc.path)
 		if (err == nil) != tc.ok {
 			t.Errorf("CheckPath(%q) = %v, want ok=%t", tc.path, err, tc.ok)
+		}
+	}
+}
+
+func TestReadHints(t *testing.T) {
+	for _, tc := range []struct{ diff, hint string }{
+		{"Sure! Here is the fix:\n\n```diff\n" + okDiff + "```\n", hintFence},
+		{strings.ReplaceAll(okDiff, "\n", "\r\n"), hintCRLF},
+		{"Here:\n" + okDiff, hintPure},
+	} {
+		_, err := Read(context.Background(), []byte(tc.diff))
+		var pe *Error
+		if !errors.As(err, &pe) || len(pe.Hints()) != 1 || pe.Hints()[0] != tc.hint {
+			t.Errorf("Read(%q) = %v, want hint %q", clip(tc.diff), err, tc.hint)
 		}
 	}
 }

@@ -111,7 +111,7 @@ func (s *scanner) stray() error {
 	l := s.cur()
 	hint := hintPure
 	switch {
-	case strings.HasPrefix(strings.TrimSpace(l), "```") || strings.HasPrefix(strings.TrimSpace(l), "~~~"):
+	case s.fenced():
 		hint = hintFence
 	case strings.HasSuffix(l, "\r"):
 		hint = hintCRLF
@@ -120,7 +120,22 @@ func (s *scanner) stray() error {
 	if s.i == 0 {
 		what = "the diff does not start with a patch header (diff --git or ---)"
 	}
+	if l == "" {
+		return parseErr(s.lineNo(), hint, "%s: an empty line", what)
+	}
 	return parseErr(s.lineNo(), hint, "%s: %q", what, clip(l))
+}
+
+// fenced reports a Markdown code fence anywhere in the diff, the usual
+// wrapping of a model's answer.
+func (s *scanner) fenced() bool {
+	for _, l := range s.lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			return true
+		}
+	}
+	return false
 }
 
 func clip(l string) string {
