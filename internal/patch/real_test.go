@@ -288,7 +288,13 @@ func TestEqualSubmoduleBump(t *testing.T) {
 	git(t, r.repo.Dir, "update-index", "--add", "--cacheinfo", "160000,1234567890123456789012345678901234567890,sub")
 	git(t, r.repo.Dir, "commit", "-q", "-m", "submodule")
 	r.base = strings.TrimSpace(git(t, r.repo.Dir, "rev-parse", "HEAD"))
-	diff := []byte("diff --git a/sub b/sub\nindex 1234567..89abcde 160000\n--- a/sub\n+++ b/sub\n@@ -1 +1 @@\n-Subproject commit 1234567890123456789012345678901234567890\n+Subproject commit 89abcde890123456789012345678901234567890\n")
+	// The diff is git's own: move the gitlink in the index and diff it.
+	git(t, r.repo.Dir, "update-index", "--cacheinfo", "160000,89abcde890123456789012345678901234567890,sub")
+	diff := []byte(git(t, r.repo.Dir, "diff", "--no-ext-diff", "--cached", r.base))
+	git(t, r.repo.Dir, "read-tree", r.base)
+	if !strings.Contains(string(diff), "+Subproject commit 89abcde") {
+		t.Fatalf("git diff of a gitlink = %q", diff)
+	}
 	cs, err := Read(ctx, diff)
 	if err != nil {
 		t.Fatal(err)
