@@ -32,6 +32,7 @@ func TestScript(t *testing.T) {
 			"snapshot":  cmdSnapshot,
 			"unchanged": cmdUnchanged,
 			"noleft":    cmdNoLeft,
+			"noproc":    cmdNoProc,
 		},
 	})
 }
@@ -156,6 +157,25 @@ func cmdNoLeft(ts *testscript.TestScript, neg bool, args []string) {
 	for _, p := range procs {
 		if cwd, err := os.Readlink(p); err == nil && strings.HasPrefix(cwd, filepath.Join(common, "failpass")) {
 			ts.Fatalf("a process still runs in %s (%s)", cwd, p)
+		}
+	}
+}
+
+// noproc TEXT: no process on the machine has TEXT in its command line
+// (other than this test binary's own).
+func cmdNoProc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: noproc TEXT")
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		cmdline := strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
+		if strings.Contains(cmdline, args[0]) && !strings.Contains(cmdline, "noproc") {
+			ts.Fatalf("process %s still runs: %s", filepath.Dir(p), cmdline)
 		}
 	}
 }
