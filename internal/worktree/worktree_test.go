@@ -473,6 +473,13 @@ func TestGCAfterKill(t *testing.T) {
 	if inside := processesIn(dir); len(inside) == 0 {
 		t.Fatalf("no command runs in the child's worktree")
 	}
+	// While the child lives, its worktree and its command are not gc's.
+	if removed, err := GC(ctx, repo); err != nil || len(removed) != 0 {
+		t.Errorf("GC with a live owner = %q, %v; want nothing removed", removed, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.txt")); err != nil || len(processesIn(dir)) == 0 {
+		t.Errorf("GC touched a live run's worktree: %v", err)
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	if _, err := os.Stat(dir); err != nil {
