@@ -38,7 +38,15 @@ type CardPolicy struct {
 // the base tree at c.BaseSHA.
 func NewCardPolicy(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath string) (*CardPolicy, error) {
 	if c.BaseSHA == "" {
-		return nil, &InputError{Msg: fmt.Sprintf("card %s has no base_sha", cardPath), Hint: "sign the card first: failpass card sign --card " + cardPath + " --key KEY"}
+		// An unsigned card: its base_ref, resolved now, is the base.
+		sha, err := resolveCommit(ctx, repo, c.BaseRef)
+		if c.BaseRef == "" || err != nil {
+			return nil, &InputError{Msg: fmt.Sprintf("card %s has no base_sha and its base_ref %q does not resolve", cardPath, c.BaseRef),
+				Hint: "sign the card (failpass card sign) or give a base_ref that names a commit here"}
+		}
+		cc := *c
+		cc.BaseSHA = sha
+		c = &cc
 	}
 	p := &CardPolicy{Card: c}
 	if abs, err := filepath.Abs(cardPath); err == nil {

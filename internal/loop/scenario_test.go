@@ -168,7 +168,10 @@ func (s *scen) config(reviewer, fixer string) Config {
 
 type testLog struct{ t *testing.T }
 
-func (l testLog) Write(p []byte) (int, error) { l.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 func (s *scen) start(inv *contract.Invocation, cfg Config) *Outcome {
 	s.t.Helper()

@@ -233,6 +233,10 @@ type Settings struct {
 	BaseURL    string   `json:"base_url,omitempty"`
 	KeyEnv     string   `json:"key_env,omitempty"`
 	WorkingDir string   `json:"working_dir"` // resolves relative cmd: programs
+	// AllowUnsigned and AllowedSigners are how the card's signature was
+	// judged at start; resume judges it the same way again.
+	AllowUnsigned  bool   `json:"allow_unsigned,omitempty"`
+	AllowedSigners string `json:"allowed_signers,omitempty"`
 }
 
 // SaveSettings writes the settings file.
