@@ -179,3 +179,29 @@ func TestInferMutated(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileNumbers: huge exponents and long integers are handled in
+// bounded time everywhere a number is compared or written.
+func TestHostileNumbers(t *testing.T) {
+	doc := example(t, cpLocal)
+	apply(t, doc, set("original_cycle_budget", `1e-999999999`), set("schema_version", `1e-999999999`))
+	inv := example(t, invLocal)
+	apply(t, inv, set("fix_cycle_budget.max_fix_cycles", `1e-999999999`))
+	CheckCheckpointAgainstInvocation(inv, doc)
+	if vs, _ := ValidateDocument(KindCheckpoint, doc); len(vs) == 0 {
+		t.Error("1e-999999999 accepted as a budget")
+	}
+	for lit, rule := range map[string]string{"-" + strings.Repeat("9", 40): "schema.minimum", strings.Repeat("9", 40): "schema.maximum"} {
+		d := example(t, invLocal)
+		apply(t, d, set("fix_cycle_budget.max_fix_cycles", lit))
+		if vs, _ := ValidateDocument(KindInvocation, d); !sameRules(vs, []string{rule}) {
+			t.Errorf("budget %.10s...: %v, want %s", lit, vs, rule)
+		}
+	}
+	if !numbersEqual("-0", "0") || !numbersEqual("1", "1.0") || numbersEqual("1", "2") || numbersEqual("1e-999999999", "1") {
+		t.Error("numbersEqual is wrong")
+	}
+	if c, err := Canonical([]byte(`[1e-999999999, ` + strings.Repeat("9", 5000) + `]`)); err != nil || !strings.HasPrefix(string(c), "[\n  0.0,\n  999") {
+		t.Errorf("Canonical(hostile numbers) = %.40q, %v", c, err)
+	}
+}

@@ -4,7 +4,6 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"regexp"
 	"sort"
 	"strconv"
@@ -188,9 +187,7 @@ func valuesEqual(a, b any) bool {
 		if !ok {
 			return false
 		}
-		ra, ok1 := new(big.Rat).SetString(string(a))
-		rb, ok2 := new(big.Rat).SetString(string(bn))
-		return ok1 && ok2 && ra.Cmp(rb) == 0
+		return numbersEqual(a, bn)
 	case []any:
 		bb, ok := b.([]any)
 		if !ok || len(a) != len(bb) {
@@ -216,6 +213,29 @@ func valuesEqual(a, b any) bool {
 		return true
 	}
 	return false
+}
+
+// numbersEqual compares two number literals by value. Integers compare
+// exactly; anything with a fraction or exponent compares as float64, as
+// Python does. big.Rat is not used: its SetString expands an exponent
+// such as 1e-999999999 in full, which would let a hostile document stall
+// the validator.
+func numbersEqual(a, b json.Number) bool {
+	if isIntegerLiteral(a) && isIntegerLiteral(b) {
+		// JSON integers have no leading zeros, so the digits are unique
+		// once -0 is read as 0.
+		return normalInt(a) == normalInt(b)
+	}
+	fa, err1 := strconv.ParseFloat(string(a), 64)
+	fb, err2 := strconv.ParseFloat(string(b), 64)
+	return err1 == nil && err2 == nil && fa == fb
+}
+
+func normalInt(n json.Number) string {
+	if n == "-0" {
+		return "0"
+	}
+	return string(n)
 }
 
 // Accessors for the semantic rules. Each tolerates a missing or mistyped

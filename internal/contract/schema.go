@@ -250,7 +250,17 @@ func (n *schemaNode) check(v any, path string, out *[]Violation) {
 			add(path, "schema.pattern", "must match %s (a SHA is exactly 40 lowercase hex characters)", n.patternSrc)
 		}
 	}
-	if num, ok := v.(json.Number); ok && isIntegerLiteral(num) {
+	// Bounds are small; a literal of more than 30 digits is out of any of
+	// them by its sign alone, and is not parsed (big.Int parsing is
+	// superlinear, and a hostile document may hold millions of digits).
+	if num, ok := v.(json.Number); ok && isIntegerLiteral(num) && len(num) > 30 {
+		if num[0] == '-' && n.minimum != nil {
+			add(path, "schema.minimum", "must be at least %s, got a %d-digit negative integer", n.minimum, len(num)-1)
+		}
+		if num[0] != '-' && n.maximum != nil {
+			add(path, "schema.maximum", "must be at most %s, got a %d-digit integer", n.maximum, len(num))
+		}
+	} else if num, ok := v.(json.Number); ok && isIntegerLiteral(num) {
 		if b, ok := new(big.Int).SetString(string(num), 10); ok {
 			if n.minimum != nil && b.Cmp(n.minimum) < 0 {
 				add(path, "schema.minimum", "must be at least %s, got %s", n.minimum, num)
