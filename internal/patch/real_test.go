@@ -73,6 +73,10 @@ func TestRealDiffs(t *testing.T) {
 			want: []File{{OldPath: "README.md", Status: Deleted, Deleted: 1, OldMode: "100644"},
 				{NewPath: "README.md", Status: Added, Added: 1, NewMode: "120000", Symlink: true, SymlinkTarget: "src/app.py"}},
 			lines: 2, nfiles: 1},
+		{name: "file becomes folder", edit: map[string]string{"run.sh": "", "run.sh/x": "y\n"},
+			want: []File{{OldPath: "run.sh", Status: Deleted, Deleted: 2, OldMode: "100644"},
+				{NewPath: "run.sh/x", Status: Added, Added: 1, NewMode: "100644"}},
+			lines: 3, nfiles: 2},
 		{name: "crlf file", edit: map[string]string{"crlf.txt": "a\r\nc\r\n"},
 			want:  []File{{OldPath: "crlf.txt", NewPath: "crlf.txt", Status: Modified, Added: 1, Deleted: 1, OldMode: "100644", NewMode: "100644"}},
 			lines: 2, nfiles: 1},
@@ -208,6 +212,7 @@ func TestResolveModesRefuses(t *testing.T) {
 		{"rename over existing", "diff --git a/long.txt b/README.md\nsimilarity index 100%\nrename from long.txt\nrename to README.md\n", RuleApply, "over a file"},
 		{"mode lie", "diff --git a/link b/link\nindex 1234567..89abcde 100644\n--- a/link\n+++ b/link\n@@ -1 +1 @@\n-src/app.py\n\\ No newline at end of file\n+/etc/shadow\n\\ No newline at end of file\n", RuleApply, "base has 120000"},
 		{"beyond a symlink", "--- /dev/null\n+++ b/link/evil\n@@ -0,0 +1 @@\n+x\n", RuleApply, "not a folder"},
+		{"below a symlink the diff creates", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+src\n\\ No newline at end of file\n--- /dev/null\n+++ b/l/x\n@@ -0,0 +1 @@\n+x\n", RuleApply, "makes a file or symlink"},
 		{"below a file", "--- /dev/null\n+++ b/README.md/x\n@@ -0,0 +1 @@\n+x\n", RuleApply, "not a folder"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

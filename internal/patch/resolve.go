@@ -92,13 +92,22 @@ func (cs *ChangeSet) ResolveModes(ctx context.Context, repo *gitx.Repo, base str
 		return &Error{Rule: RuleApply, Msg: fmt.Sprintf(format, args...),
 			Hint: "make the diff against the card's base commit (" + base + ")"}
 	}
+	written := map[string]bool{} // every path the diff leaves a file or symlink at
+	for _, f := range cs.Files {
+		if f.NewPath != "" {
+			written[f.NewPath] = true
+		}
+	}
 	created := map[string]bool{}
 	for i := range cs.Files {
 		f := &cs.Files[i]
 		for _, p := range f.Paths() {
 			for d := path.Dir(p); d != "."; d = path.Dir(d) {
-				if e, ok := tree[d]; ok && e.typ != "tree" {
+				if e, ok := tree[d]; ok && e.typ != "tree" && !deletedEarlier(cs.Files, d) {
 					return refuse("%s is below %s, which is not a folder in the base (mode %s)", p, d, e.mode)
+				}
+				if written[d] {
+					return refuse("%s is below %s, which the diff makes a file or symlink", p, d)
 				}
 			}
 		}
