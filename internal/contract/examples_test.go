@@ -216,3 +216,19 @@ func TestToDocument(t *testing.T) {
 		t.Error("ParseCheckpoint(invalid) returned a value")
 	}
 }
+
+// TestMarshalKeepsEmptySummary: the one optional string that may be empty
+// survives Parse then Marshal.
+func TestMarshalKeepsEmptySummary(t *testing.T) {
+	doc := example(t, invLocal)
+	apply(t, doc, set("change_contract.sources.nearby_patterns[0].summary", `""`))
+	data, _ := CanonicalValue(doc)
+	v, err := ParseInvocation(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Marshal(v)
+	if err != nil || !bytes.Equal(out, data) {
+		t.Errorf("Marshal(ParseInvocation(x)) != x: %v\n%s", err, firstDiff(out, data))
+	}
+}

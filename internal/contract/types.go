@@ -75,9 +75,9 @@ type Candidate struct {
 
 // SourceRef is one entry of the change contract's sources.
 type SourceRef struct {
-	Label    string `json:"label"`
-	Location string `json:"location"`
-	Summary  string `json:"summary,omitempty"`
+	Label    string  `json:"label"`
+	Location string  `json:"location"`
+	Summary  *string `json:"summary,omitempty"` // may be "", which must survive a round trip
 }
 
 // Sources are the documents a change contract rests on.
