@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -239,4 +241,47 @@ func FuzzParseArmor(f *testing.F) {
 			t.Fatalf("ParseArmor(Armor(ParseArmor(%q))) = %v, %v; want the same signature", data, again, err)
 		}
 	})
+}
+
+// TestReadAllowedSignersRefusesTreeUnderTest: a trust file inside the
+// worktree a diff patches (directly or through a symlink from outside) is
+// refused; one outside is read.
+func TestReadAllowedSignersRefusesTreeUnderTest(t *testing.T) {
+	dir := t.TempDir()
+	wt := filepath.Join(dir, "worktree")
+	if err := os.MkdirAll(filepath.Join(wt, ".github"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := []byte("a@example.org " + edKey + "\n")
+	inside := filepath.Join(wt, ".github", "allowed_signers")
+	outside := filepath.Join(dir, "allowed_signers")
+	link := filepath.Join(dir, "link_signers")
+	for _, p := range []string{inside, outside} {
+		if err := os.WriteFile(p, line, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(inside, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{outside, true},
+		{inside, false},
+		{link, false},
+		{filepath.Join(wt, "..", "worktree", ".github", "allowed_signers"), false},
+		{filepath.Join(dir, "missing"), false},
+		{wt, false},
+	} {
+		as, err := ReadAllowedSigners(tc.path, wt)
+		var pe *ParseError
+		if tc.ok && (err != nil || len(as.Entries) != 1) {
+			t.Errorf("ReadAllowedSigners(%q, %q) = %v, %v; want one entry", tc.path, wt, as, err)
+		}
+		if !tc.ok && (!errors.As(err, &pe) || as != nil) {
+			t.Errorf("ReadAllowedSigners(%q, %q) = %v, %v; want *ParseError", tc.path, wt, as, err)
+		}
+	}
 }

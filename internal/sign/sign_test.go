@@ -62,6 +62,7 @@ func TestLoadSignerErrors(t *testing.T) {
 		t.Fatalf("ssh-keygen -p: %v\n%s", err, out)
 	}
 	plain := keygen(t, dir, "plain", "ed25519", 0)
+	weak := keygen(t, dir, "weak", "rsa", 1024)
 	garbage := filepath.Join(dir, "garbage")
 	os.WriteFile(garbage, []byte("not a key\n"), 0o600)
 	big := filepath.Join(dir, "big")
@@ -77,6 +78,7 @@ func TestLoadSignerErrors(t *testing.T) {
 		{"garbage", garbage, "ssh-keygen -t ed25519"},
 		{"missing", filepath.Join(dir, "missing"), "--key"},
 		{"oversized", big, "--key"},
+		{"1024-bit rsa", weak, "ssh-keygen -t ed25519"},
 	} {
 		s, err := LoadSigner(tc.key, noenv)
 		var ke *KeyError
