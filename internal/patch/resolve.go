@@ -93,17 +93,22 @@ func (cs *ChangeSet) ResolveModes(ctx context.Context, repo *gitx.Repo, base str
 			Hint: "make the diff against the card's base commit (" + base + ")"}
 	}
 	written := map[string]bool{} // every path the diff leaves a file or symlink at
-	for _, f := range cs.Files {
+	goneAt := map[string]int{}   // path -> first section that deletes or renames it away
+	for i, f := range cs.Files {
 		if f.NewPath != "" {
 			written[f.NewPath] = true
 		}
+		if _, ok := goneAt[f.OldPath]; !ok && (f.Status == Deleted || f.Status == Renamed) {
+			goneAt[f.OldPath] = i
+		}
 	}
+	goneBefore := func(p string, i int) bool { at, ok := goneAt[p]; return ok && at < i }
 	created := map[string]bool{}
 	for i := range cs.Files {
 		f := &cs.Files[i]
 		for _, p := range f.Paths() {
 			for d := path.Dir(p); d != "."; d = path.Dir(d) {
-				if e, ok := tree[d]; ok && e.typ != "tree" && !deletedEarlier(cs.Files, d) {
+				if e, ok := tree[d]; ok && e.typ != "tree" && !goneBefore(d, len(cs.Files)) {
 					return refuse("%s is below %s, which is not a folder in the base (mode %s)", p, d, e.mode)
 				}
 				if written[d] {
@@ -113,7 +118,7 @@ func (cs *ChangeSet) ResolveModes(ctx context.Context, repo *gitx.Repo, base str
 		}
 		if f.Status == Added {
 			if _, ok := tree[f.NewPath]; ok && !created[f.NewPath] {
-				if !deletedEarlier(cs.Files[:i], f.NewPath) {
+				if !goneBefore(f.NewPath, i) {
 					return refuse("the diff creates %s, which already exists in the base", f.NewPath)
 				}
 			}
@@ -125,7 +130,7 @@ func (cs *ChangeSet) ResolveModes(ctx context.Context, repo *gitx.Repo, base str
 			return refuse("the diff changes %s, which is not a file in the base", f.OldPath)
 		}
 		if (f.Status == Renamed || f.Status == Copied) && !created[f.NewPath] {
-			if _, exists := tree[f.NewPath]; exists && !deletedEarlier(cs.Files[:i], f.NewPath) {
+			if _, exists := tree[f.NewPath]; exists && !goneBefore(f.NewPath, i) {
 				return refuse("the diff writes %s over a file of the base", f.NewPath)
 			}
 		}
@@ -164,13 +169,4 @@ func (cs *ChangeSet) ResolveModes(ctx context.Context, repo *gitx.Repo, base str
 		f.SymlinkTarget = string(target)
 	}
 	return nil
-}
-
-func deletedEarlier(files []File, p string) bool {
-	for _, f := range files {
-		if (f.Status == Deleted || f.Status == Renamed) && f.OldPath == p {
-			return true
-		}
-	}
-	return false
 }
