@@ -59,7 +59,11 @@ func nonNil(s []string) []string {
 func sources(in []contract.SourceRef) []model.Source {
 	out := []model.Source{}
 	for _, s := range in {
-		out = append(out, model.Source{Label: s.Label, Location: s.Location, Summary: s.Summary})
+		src := model.Source{Label: s.Label, Location: s.Location}
+		if s.Summary != nil {
+			src.Summary = *s.Summary
+		}
+		out = append(out, src)
 	}
 	return out
 }
