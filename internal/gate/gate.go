@@ -395,9 +395,11 @@ func (g *gateRun) dynamicRules(ctx context.Context) error {
 	}
 	g.v.LogDir = g.o.LogDir
 	defer func() {
-		if !g.o.KeepWorktree {
-			wt.Remove(context.WithoutCancel(ctx))
+		if g.o.KeepWorktree {
+			wt.Keep()
+			return
 		}
+		wt.Remove(context.WithoutCancel(ctx))
 	}()
 	c := g.o.Card
 	if err := g.runRule(ctx, RuleBaseFail, "base-fail", c.Fail, ""); err != nil {
@@ -408,13 +410,13 @@ func (g *gateRun) dynamicRules(ctx context.Context) error {
 	}
 	// Base commands may leave files behind; the patch must meet the exact
 	// base, or diff.actual would count their leftovers.
-	if _, err := gitx.Command(ctx, wt.Dir, nil, "reset", "-q", "--hard", g.base); err != nil {
+	// Reset also rewrites the worktree's .git file, which a command could
+	// have pointed at the user's checkout; every git call from here on
+	// names the git directory explicitly.
+	if err := wt.Reset(ctx, g.base); err != nil {
 		return err
 	}
-	if _, err := gitx.Command(ctx, wt.Dir, nil, "clean", "-q", "-ffdx"); err != nil {
-		return err
-	}
-	if _, err := gitx.Command(ctx, wt.Dir, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
+	if _, err := wt.GitInput(ctx, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) {
 			return g.fail(RuleDiffApply, "git apply: "+firstLine(ge.Stderr))

@@ -23,7 +23,6 @@ var hardening = []string{
 	"-c", "core.fsmonitor=false",
 	"-c", "core.hooksPath=/dev/null",
 	"-c", "core.untrackedCache=false",
-	"-c", "diff.external=",
 	"-c", "core.pager=cat",
 	"-c", "gc.auto=0",
 	"-c", "maintenance.auto=false",
@@ -115,7 +114,7 @@ func CommandEnv(ctx context.Context, dir string, stdin []byte, extraEnv []string
 	if err != nil {
 		return nil, ErrNoGit
 	}
-	full := append(append([]string{}, hardening...), args...)
+	full := append(append([]string{}, hardening...), withoutDrivers(args)...)
 	cmd := exec.CommandContext(ctx, path, full...)
 	cmd.Dir = dir
 	cmd.Env = append(cleanEnv(os.Environ()), extraEnv...)
@@ -133,6 +132,28 @@ func CommandEnv(ctx context.Context, dir string, stdin []byte, extraEnv []string
 		return nil, fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}
 	return stdout.Bytes(), nil
+}
+
+// withoutDrivers adds --no-ext-diff and --no-textconv to the porcelain
+// commands that would otherwise run a diff.external or textconv program
+// from the repository's config. (An empty -c diff.external= does not
+// disable it: git then fails trying to run "".)
+func withoutDrivers(args []string) []string {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "--") && strings.Contains(args[i], "=") {
+		i++ // global options such as --git-dir=DIR
+	}
+	if i == len(args) {
+		return args
+	}
+	switch args[i] {
+	case "diff", "log", "show":
+		out := make([]string, 0, len(args)+2)
+		out = append(out, args[:i+1]...)
+		out = append(out, "--no-ext-diff", "--no-textconv")
+		return append(out, args[i+1:]...)
+	}
+	return args
 }
 
 // cleanEnv drops the variables through which an environment could point

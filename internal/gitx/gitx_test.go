@@ -1,0 +1,81 @@
+package gitx
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestWithoutDrivers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"diff", []string{"diff", "HEAD"}, []string{"diff", "--no-ext-diff", "--no-textconv", "HEAD"}},
+		{"global options first", []string{"--git-dir=/x", "--work-tree=/y", "show", "HEAD"},
+			[]string{"--git-dir=/x", "--work-tree=/y", "show", "--no-ext-diff", "--no-textconv", "HEAD"}},
+		{"plumbing untouched", []string{"apply", "--numstat"}, []string{"apply", "--numstat"}},
+		{"empty", nil, nil},
+	} {
+		if got := withoutDrivers(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: withoutDrivers(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestPlantedDriversDoNotRun plants the programs a repository config can
+// make git run on status, diff, log, show and checkout, and checks that
+// failpass's git calls run none. Clean/smudge filters have no generic off
+// switch in git 2.39; they are caught by the config snapshot the gate takes
+// around every untrusted command (sandbox.SnapshotGit).
+func TestPlantedDriversDoNotRun(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	evil := filepath.Join(dir, "evil.sh")
+	os.WriteFile(evil, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	repo := filepath.Join(dir, "repo")
+	os.Mkdir(repo, 0o755)
+	sh := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	sh("init", "-q")
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, ".gitattributes"), []byte("*.txt diff=evil\n"), 0o644)
+	sh("add", "-A")
+	sh("commit", "-qm", "base")
+	for _, kv := range [][2]string{
+		{"core.fsmonitor", evil}, {"diff.external", evil}, {"diff.evil.textconv", evil},
+		{"diff.evil.command", evil},
+		{"core.hooksPath", dir}, {"core.pager", evil},
+	} {
+		sh("config", kv[0], kv[1])
+	}
+	os.WriteFile(filepath.Join(dir, "post-checkout"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("b\n"), 0o644)
+	ctx := context.Background()
+	for _, args := range [][]string{
+		{"status", "--porcelain"},
+		{"diff"},
+		{"diff", "HEAD"},
+		{"log", "-p", "-1"},
+		{"show", "HEAD"},
+		{"checkout", "-q", "HEAD", "--", "a.txt"},
+	} {
+		if _, err := Command(ctx, repo, nil, args...); err != nil {
+			t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("git %s ran a planted program", strings.Join(args, " "))
+		}
+	}
+}
