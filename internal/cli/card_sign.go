@@ -455,6 +455,18 @@ func (e *CardTrustError) Error() string {
 // UserFacing marks the error as the card's or the signer's to fix.
 func (e *CardTrustError) UserFacing() bool { return true }
 
+// cardTrustFromFile is what the gate's cardTrust (trust_gate.go) should
+// return: allowed signers read from path (refused when it lies inside one
+// of the refused folders, such as a worktree a candidate patches), and a
+// check that at least one allowed key signed the card.
+func cardTrustFromFile(path string, refused ...string) (func(*card.Card) ([]string, error), error) {
+	as, err := sign.ReadAllowedSigners(path, refused...)
+	if err != nil {
+		return nil, err
+	}
+	return cardTrustCheck(as, 1, time.Now), nil
+}
+
 // cardTrustCheck is the gate's card.signature check over allowed signers
 // as: at least threshold distinct allowed keys signed the card's canonical
 // bytes. It returns the principals that verified. Expiry and base are the

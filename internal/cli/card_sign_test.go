@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/sign"
 )
 
 const rewriteCard = `# Contract for issue 1.
@@ -138,5 +143,65 @@ func TestParseTightenFlags(t *testing.T) {
 		if err != nil || s != tc.want {
 			t.Errorf("parseTightenFlags(%q) = %s, %v; want %s", tc.in, s, err, tc.want)
 		}
+	}
+}
+
+// TestCardTrustFromFile checks the gate's card.signature hook end to end
+// with a real key: valid, unsigned, tampered, and a trust file refused
+// because it lies in the tree under test.
+func TestCardTrustFromFile(t *testing.T) {
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("ssh-keygen not installed")
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "k")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	pub, _ := os.ReadFile(key + ".pub")
+	as := filepath.Join(dir, "allowed_signers")
+	os.WriteFile(as, []byte("m@example.org "+string(pub)), 0o644)
+	c, err := card.Parse("c", []byte(rewriteCard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := sign.LoadSigner(key, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	canon, _ := c.Canonical()
+	armored, err := signer.Sign(sign.NamespaceCard, canon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := *c
+	signed.Signatures = []card.Signature{{Principal: "m@example.org", Signature: string(armored)}}
+	tampered := signed
+	tampered.Budget.MaxFiles = 30
+
+	check, err := cardTrustFromFile(as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		c    *card.Card
+		ok   bool
+	}{
+		{"signed", &signed, true},
+		{"unsigned", c, false},
+		{"tampered", &tampered, false},
+	} {
+		who, err := check(tc.c)
+		var te *CardTrustError
+		switch {
+		case tc.ok && (err != nil || strings.Join(who, ",") != "m@example.org"):
+			t.Errorf("%s: check = %v, %v; want m@example.org", tc.name, who, err)
+		case !tc.ok && !errors.As(err, &te):
+			t.Errorf("%s: check = %v, %v; want *CardTrustError", tc.name, who, err)
+		}
+	}
+	if _, err := cardTrustFromFile(as, dir); err == nil {
+		t.Errorf("cardTrustFromFile(%q, %q) = nil error, want the trust file refused", as, dir)
 	}
 }
