@@ -121,6 +121,11 @@ func fenceOpen(line string) (ch byte, n int, info string, ok bool) {
 	if len(l)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
 		return 0, 0, "", false
 	}
+	if len(l) != len(t) {
+		// An indented fence is valid Markdown, but a diff's context line
+		// " ```" must never open or close one, so fences start at column 0.
+		return 0, 0, "", false
+	}
 	ch = t[0]
 	for n < len(t) && t[n] == ch {
 		n++
@@ -135,11 +140,11 @@ func fenceOpen(line string) (ch byte, n int, info string, ok bool) {
 	return ch, n, info, true
 }
 
-// fenceClose: a line of at least n fence characters and nothing else.
-// A diff line never is one (it starts with ' ', '+', '-', '@' or a
-// header word), so a fenced diff cannot close its own fence early.
+// fenceClose: a line of at least n fence characters from column 0 and
+// nothing else. A diff line never is one (it starts with ' ', '+', '-',
+// '@' or a header word), so a fenced diff cannot close its own fence early.
 func fenceClose(line string, ch byte, n int) bool {
-	t := strings.TrimSpace(bare(line))
+	t := strings.TrimRight(bare(line), " \t")
 	if len(t) < n {
 		return false
 	}

@@ -45,8 +45,12 @@ func ProsePaths(prose string) []string {
 	var out []string
 	for _, f := range strings.Fields(prose) {
 		quoted := strings.Contains(f, "`")
-		t := strings.Trim(f, "`'\"“”‘’()[]{}<>,;:!?*")
-		t = strings.TrimRight(t, ".")
+		t := f
+		for prev := ""; prev != t; {
+			prev = t
+			t = strings.Trim(t, "`'\"“”‘’()[]{}<>,;:!?*")
+			t = strings.TrimRight(t, ".")
+		}
 		t = strings.TrimPrefix(t, "./")
 		if t == "" || strings.Contains(t, "://") || !pathChars.MatchString(t) || strings.Contains(t, "..") {
 			continue

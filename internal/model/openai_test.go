@@ -1,0 +1,319 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const testKey = "sk-test-SECRET-0123456789"
+
+// fakeEndpoint is an OpenAI-compatible chat-completions server on
+// loopback. Each request takes the next step; the last step repeats.
+type fakeEndpoint struct {
+	t     *testing.T
+	mu    sync.Mutex
+	steps []func(w http.ResponseWriter, r *http.Request)
+	calls int
+	auth  []string
+	reqs  []map[string]any
+}
+
+func newFake(t *testing.T, steps ...func(w http.ResponseWriter, r *http.Request)) (*fakeEndpoint, *httptest.Server) {
+	f := &fakeEndpoint{t: t, steps: steps}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req map[string]any
+		json.Unmarshal(body, &req)
+		f.mu.Lock()
+		i := f.calls
+		f.calls++
+		f.auth = append(f.auth, r.Header.Get("Authorization"))
+		f.reqs = append(f.reqs, req)
+		if i >= len(f.steps) {
+			i = len(f.steps) - 1
+		}
+		step := f.steps[i]
+		f.mu.Unlock()
+		if r.URL.Path != "/v1/chat/completions" {
+			http.Error(w, "not found: "+r.URL.Path, 404)
+			return
+		}
+		step(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+func (f *fakeEndpoint) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+func reply(content string) func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "fake",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": content}}},
+		})
+	}
+}
+
+func status(code int) func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		// A fast retry hint keeps the test quick; the SDK honours it.
+		w.Header().Set("Retry-After-Ms", "5")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		// A hostile endpoint echoes the key back; it must not surface.
+		fmt.Fprintf(w, `{"error":{"message":"overloaded, your key %s","type":"server_error"}}`, r.Header.Get("Authorization"))
+	}
+}
+
+func hang(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(10 * time.Second):
+	}
+}
+
+func adapterFor(t *testing.T, srv *httptest.Server, opts Options) Adapter {
+	t.Helper()
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_API_KEY": testKey}
+	opts.Getenv = func(k string) string { return env[k] }
+	if opts.Timeout == 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	a, err := New(Spec{Kind: KindOpenAI, Model: "fake-model"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func draftRequest() *DraftRequest {
+	return &DraftRequest{SchemaVersion: RequestSchemaVersion, Prompt: "CARD...\nAnswer with one unified diff only.", Card: "id: X\n"}
+}
+
+func TestOpenAIDraft(t *testing.T) {
+	touched := []string{"src/header.py"}
+	denied := func(p string) bool { return strings.HasPrefix(p, "docs/") || p == "pyproject.toml" }
+	deniedDiff := strings.ReplaceAll(plainDiff, "README", "docs/guide.md")
+	tests := []struct {
+		name   string
+		steps  []func(http.ResponseWriter, *http.Request)
+		opts   Options
+		diff   string
+		refuse string // refusal reason substring
+		fail   string // adapter error substring
+		calls  int
+	}{
+		{name: "good reply", steps: steps(reply(goodDiff)), diff: goodDiff, calls: 1},
+		{name: "fenced reply", steps: steps(reply("```diff\n" + goodDiff + "```")), diff: goodDiff, calls: 1},
+		{name: "prose around a diff", steps: steps(reply("Fix:\n```diff\n" + goodDiff + "```\nThis fixes header.py.")), diff: goodDiff, calls: 1},
+		{name: "two diffs", steps: steps(reply("```diff\n" + goodDiff + "```\n```diff\n" + plainDiff + "```")), refuse: "2 fenced diffs", calls: 1},
+		{name: "prose names a denied path", steps: steps(reply("Also edit pyproject.toml.\n" + goodDiff)), refuse: "a path the card denies", calls: 1},
+		{name: "diff touches a denied path", steps: steps(reply(deniedDiff)), refuse: "touches docs/guide.md", calls: 1},
+		{name: "suggests raising the budget", steps: steps(reply(goodDiff + "\nYou may need to raise the budget to 4 files.")), refuse: "change the card", calls: 1},
+		{name: "oversized reply", steps: steps(reply(strings.Repeat("x", 4096))), opts: Options{MaxReply: 1024}, fail: "larger than 1024 bytes", calls: 1},
+		{name: "429 then success", steps: steps(status(429), reply(goodDiff)), diff: goodDiff, calls: 2},
+		{name: "500 storm", steps: steps(status(500)), opts: Options{Retries: 2}, fail: "HTTP 500 after 3 attempt(s)", calls: 3},
+		{name: "400 is not retried", steps: steps(status(400)), fail: "HTTP 400 after 1 attempt(s)", calls: 1},
+		{name: "timeout", steps: steps(hang), opts: Options{Timeout: 200 * time.Millisecond, Retries: -1}, fail: "timed out", calls: 1},
+		{name: "truncated", steps: steps(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"length","message":{"role":"assistant","content":"--- a/x"}}]}`)
+		}), refuse: "cut off", calls: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, srv := newFake(t, tt.steps...)
+			a := adapterFor(t, srv, tt.opts)
+			r, err := Draft(context.Background(), a, draftRequest())
+			if err == nil {
+				// What the CLI does next: the static check the gate would do.
+				err = CheckProse(r.Prose, touched, denied, nil)
+				for _, p := range r.Files {
+					if err == nil && denied(p) {
+						err = refuse(RoleDrafter, "the diff touches %s", p)
+					}
+				}
+			}
+			if got := f.count(); got != tt.calls {
+				t.Errorf("endpoint saw %d call(s), want %d", got, tt.calls)
+			}
+			for _, h := range f.auth {
+				if h != "Bearer "+testKey {
+					t.Errorf("Authorization = %q, want the bearer key", h)
+				}
+			}
+			if err != nil && strings.Contains(err.Error(), testKey) {
+				t.Fatalf("error leaks the API key: %v", err)
+			}
+			switch {
+			case tt.diff != "":
+				if err != nil || string(r.Diff) != tt.diff {
+					t.Fatalf("Draft = %v, %v; want diff %q", r, err, tt.diff)
+				}
+			case tt.refuse != "":
+				var re *RefusedError
+				if !errors.As(err, &re) || !strings.Contains(re.Reason, tt.refuse) {
+					t.Fatalf("Draft = %v; want refusal containing %q", err, tt.refuse)
+				}
+			default:
+				if err == nil || !strings.Contains(err.Error(), tt.fail) {
+					t.Fatalf("Draft = %v; want error containing %q", err, tt.fail)
+				}
+				var re *RefusedError
+				if errors.As(err, &re) {
+					t.Fatalf("Draft = %v: trouble, not a refusal", err)
+				}
+			}
+		})
+	}
+}
+
+func steps(s ...func(http.ResponseWriter, *http.Request)) []func(http.ResponseWriter, *http.Request) {
+	return s
+}
+
+func TestOpenAIRequestShape(t *testing.T) {
+	f, srv := newFake(t, reply(goodDiff))
+	a := adapterFor(t, srv, Options{})
+	if _, err := Draft(context.Background(), a, draftRequest()); err != nil {
+		t.Fatal(err)
+	}
+	req := f.reqs[0]
+	if req["model"] != "fake-model" {
+		t.Errorf("model = %v, want fake-model", req["model"])
+	}
+	msgs := req["messages"].([]any)
+	if len(msgs) != 1 || msgs[0].(map[string]any)["content"] != draftRequest().Prompt {
+		t.Errorf("messages = %v, want exactly the prompt", msgs)
+	}
+	if _, ok := req["response_format"]; ok {
+		t.Errorf("a drafter asked for JSON output: %v", req["response_format"])
+	}
+}
+
+func TestOpenAIConfig(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		opts Options
+		want string
+	}{
+		{env: map[string]string{}, want: "no API key: $OPENAI_API_KEY is empty"},
+		{env: map[string]string{"OPENAI_API_KEY": "k"}, opts: Options{KeyEnv: "MY_KEY"}, want: "no API key: $MY_KEY is empty"},
+		{env: map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "ftp://x"}, want: "not an http(s) URL"},
+		{env: map[string]string{"OPENAI_API_KEY": "k"}, opts: Options{BaseURL: "https://user:pw@example.org/v1"}, want: "carries credentials"},
+		{env: map[string]string{"MY_KEY": "k"}, opts: Options{KeyEnv: "MY_KEY", BaseURL: "http://127.0.0.1:1/v1"}},
+	}
+	for _, tt := range tests {
+		o := tt.opts
+		o.Getenv = func(k string) string { return tt.env[k] }
+		_, err := New(Spec{Kind: KindOpenAI, Model: "m"}, o)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("New(%v, %v) = %v, want ok", tt.env, tt.opts, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%v, %v) = %v, want %q", tt.env, tt.opts, err, tt.want)
+		}
+	}
+}
+
+func resultReply(t *testing.T, verdict string, findings ...map[string]any) string {
+	r := goodResult(verdict, findings...)
+	if verdict != "clean" {
+		r["lens_executions"].([]any)[0].(map[string]any)["verdict"] = verdict
+	}
+	return string(mustJSON(t, r))
+}
+
+func TestOpenAIReviewer(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		verdict string
+		refuse  string
+	}{
+		{name: "clean", content: resultReply(t, "clean"), verdict: "clean"},
+		{name: "fenced json", content: "```json\n" + resultReply(t, "changes_required", finding("todo-1", "blocking")) + "\n```", verdict: "changes_required"},
+		{name: "prose", content: "Looks fine to me!", refuse: "not one JSON object"},
+		{name: "clean with blocking", content: resultReply(t, "clean", finding("todo-1", "blocking")), refuse: "blocking"},
+		{name: "other head", content: strings.ReplaceAll(resultReply(t, "clean"), headSHA, otherSHA), refuse: "bound to head"},
+		{name: "schema", content: `{"verdict":"clean"}`, refuse: "schema"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, srv := newFake(t, reply(tt.content))
+			a := adapterFor(t, srv, Options{})
+			r, err := Review(context.Background(), a, testPacket(), "", nil)
+			if tt.refuse != "" {
+				var re *RefusedError
+				if r != nil || !errors.As(err, &re) || !strings.Contains(re.Error(), tt.refuse) {
+					t.Fatalf("Review = %v, %v; want refusal %q", r, err, tt.refuse)
+				}
+				return
+			}
+			if err != nil || r.Verdict != tt.verdict {
+				t.Fatalf("Review = %v, %v; want verdict %s", r, err, tt.verdict)
+			}
+			req := f.reqs[0]
+			if rf, _ := req["response_format"].(map[string]any); rf["type"] != "json_object" {
+				t.Errorf("response_format = %v, want json_object", req["response_format"])
+			}
+			msgs := req["messages"].([]any)
+			user := msgs[len(msgs)-1].(map[string]any)["content"].(string)
+			if !strings.Contains(user, headSHA) || !strings.Contains(user, `"schema_version":"1.0"`) {
+				t.Errorf("reviewer prompt lacks the packet: %q", user)
+			}
+		})
+	}
+}
+
+func TestOpenAIDecider(t *testing.T) {
+	req := &DecideRequest{SchemaVersion: RequestSchemaVersion, ChangeContract: json.RawMessage(`{"goal":"x"}`),
+		Budget: FixBudget{RemainingCycles: 2}}
+	var f1, f2 Finding
+	json.Unmarshal(mustJSON(t, finding("a", "blocking")), &f1)
+	json.Unmarshal(mustJSON(t, finding("b", "defer")), &f2)
+	req.Findings = []Finding{f1, f2}
+	tests := []struct {
+		content string
+		refuse  string
+	}{
+		{content: `{"dispositions":[{"finding_id":"a","disposition":"accepted","rationale":"real"},{"finding_id":"b","disposition":"deferred","rationale":"later"}]}`},
+		{content: `{"dispositions":[{"finding_id":"a","disposition":"accepted","rationale":"real"}]}`, refuse: `finding "b" has no disposition`},
+		{content: `{"dispositions":[{"finding_id":"a","disposition":"accepted","rationale":"r"},{"finding_id":"a","disposition":"rejected","rationale":"r"},{"finding_id":"b","disposition":"deferred","rationale":"r"}]}`, refuse: "two dispositions"},
+		{content: `{"dispositions":[{"finding_id":"c","disposition":"accepted","rationale":"r"}]}`, refuse: "not asked about"},
+		{content: `{"dispositions":[{"finding_id":"a","disposition":"maybe","rationale":"r"}]}`, refuse: "schema"},
+	}
+	for _, tt := range tests {
+		_, srv := newFake(t, reply(tt.content))
+		ds, err := Decide(context.Background(), adapterFor(t, srv, Options{}), req)
+		if tt.refuse == "" {
+			if err != nil || len(ds) != 2 {
+				t.Errorf("Decide(%s) = %v, %v; want two dispositions", tt.content, ds, err)
+			}
+			continue
+		}
+		var re *RefusedError
+		if ds != nil || !errors.As(err, &re) || !strings.Contains(re.Error(), tt.refuse) {
+			t.Errorf("Decide(%s) = %v, %v; want refusal %q", tt.content, ds, err, tt.refuse)
+		}
+	}
+}
