@@ -414,3 +414,78 @@ func TestBigAllocationStopped(t *testing.T) {
 	}
 	t.Logf("1 GiB allocation: %+v", r.Outcome)
 }
+
+// A Go module's tests (an httptest server and client on the command's
+// own loopback among them) pass inside the sandbox, and the second run
+// of the same card reuses the card's build cache.
+func TestGoModuleTestAndCacheReuse(t *testing.T) {
+	need(t, Network, Filesystem, Processes)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not installed")
+	}
+	_, wt := testRepo(t, map[string]string{
+		"go.mod": "module example.org/m\n\ngo 1.21\n",
+		"m.go":   "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+		"m_test.go": `package m
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestAdd(t *testing.T) {
+	if Add(1, 2) != 3 {
+		t.Fatal("Add")
+	}
+}
+
+func TestHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hi") }))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if string(b) != "hi" {
+		t.Fatalf("got %q", b)
+	}
+}
+`,
+	})
+	// The card's cache outlives the test (as it outlives a gate run), so
+	// only the first run on a machine compiles net/http from scratch.
+	cache := filepath.Join(os.TempDir(), "failpass-sandbox-test-card-cache")
+	env := []string{"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "HOME=" + os.Getenv("HOME")}
+	p := &Policy{CacheDir: cache}
+	first := contained(t, wt, p, env, 5*time.Minute, "go", "test", "./...")
+	if first.Exit != 0 {
+		t.Fatalf("first go test: %+v\n%s", first.Outcome, first.Log)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "go-build")); err != nil {
+		t.Fatalf("GOCACHE not in the card's cache folder: %v", err)
+	}
+	second := contained(t, wt, p, env, 5*time.Minute, "go", "test", "./...")
+	if second.Exit != 0 || !strings.Contains(second.Log, "(cached)") {
+		t.Fatalf("second go test did not reuse the cache: %+v\n%s", second.Outcome, second.Log)
+	}
+}
+
+// A Python project's unittest suite passes inside the sandbox.
+func TestPythonUnittest(t *testing.T) {
+	need(t, Filesystem, Processes)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	_, wt := testRepo(t, map[string]string{
+		"calc.py":      "def add(a, b):\n    return a + b\n",
+		"test_calc.py": "import unittest, tempfile, calc\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(1, 2), 3)\n    def test_tmp(self):\n        with tempfile.NamedTemporaryFile() as f:\n            f.write(b'x')\n",
+	})
+	r := contained(t, wt, &Policy{CacheDir: filepath.Join(t.TempDir(), "c")}, nil, 2*time.Minute, "python3", "-m", "unittest", "-v")
+	if r.Exit != 0 {
+		t.Fatalf("unittest: %+v\n%s", r.Outcome, r.Log)
+	}
+}
