@@ -271,7 +271,7 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 			return res, err
 		}
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("interrupted: %w", ctx.Err())
+			return res, Errorf("interrupted while running the %s command; the card was left unchanged", role)
 		}
 		return res, nil
 	}

@@ -285,3 +285,24 @@ func TestReadAllowedSignersRefusesTreeUnderTest(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSSHTime: an error returns the zero time; an accepted UTC time
+// formats back to a string that parses to the same instant.
+func FuzzParseSSHTime(f *testing.F) {
+	for _, s := range []string{"20240102Z", "202401020304Z", "20240102030405Z", "20240102", "2024", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseSSHTime(s)
+		if err != nil {
+			if !got.IsZero() {
+				t.Fatalf("ParseSSHTime(%q) = %v with error %v", s, got, err)
+			}
+			return
+		}
+		again, err := ParseSSHTime(got.UTC().Format("20060102150405") + "Z")
+		if err != nil || !again.Equal(got) {
+			t.Fatalf("ParseSSHTime(%q) = %v; reparsed %v, %v", s, got, again, err)
+		}
+	})
+}

@@ -1,13 +1,13 @@
 // Package sign owns SSH signatures (SSHSIG) over failpass's canonical bytes, the allowed_signers trust file, and the decision table that gates card signing.
-//
-// Signatures are the format of `ssh-keygen -Y sign`, so any card or record
-// failpass signs can be checked with stock OpenSSH, and any signature
-// ssh-keygen makes in the right namespace is accepted here. Verification is
-// deliberately narrower than the sshsig library it builds on: the key is
-// looked up by fingerprint in allowed_signers (never trusted from the
-// signature itself), the algorithm is allow-listed (no SHA-1 RSA), and
-// patterns and certificate authorities in allowed_signers are refused.
 package sign
+
+// Design note. Signatures are the format of `ssh-keygen -Y sign`, so any
+// card or record failpass signs can be checked with stock OpenSSH, and any
+// signature ssh-keygen makes in the right namespace is accepted here.
+// Verification is deliberately narrower than the sshsig library it builds
+// on: the key is looked up by fingerprint in allowed_signers (never trusted
+// from the signature itself), the algorithm is allow-listed (no SHA-1 RSA),
+// and patterns and certificate authorities in allowed_signers are refused.
 
 import (
 	"bytes"

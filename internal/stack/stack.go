@@ -1,9 +1,10 @@
 // Package stack owns reading stack traces: the source files a Python, Go, Java, JavaScript or Rust trace names, and which of them are repository files.
-//
-// Parsing and resolving are pure: Parse takes the trace's bytes, Resolve
-// takes the frames and the repository's tracked paths. Nothing here reads
-// the file system or runs git, so both are table-tested and fuzzed.
 package stack
+
+// Design note. Parsing and resolving are pure: Parse takes the trace's
+// bytes, Resolve takes the frames and the repository's tracked paths.
+// Nothing here reads the file system or runs git, so both are table-tested
+// and fuzzed.
 
 import (
 	"bytes"
