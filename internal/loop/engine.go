@@ -125,6 +125,10 @@ func remaining(reason, format string, args ...any) *stop {
 // or mutation; a busy candidate is reported without writing anything.
 func Start(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, settings *Settings, cfg Config) (*Outcome, error) {
 	invData, invDoc, err := checkInvocation(inv)
+	var de *DocumentError
+	if errors.As(err, &de) && authorityOnly(de.Violations) {
+		return refuseAuthority(ctx, repo, inv, cfg, de)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +163,46 @@ func Start(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, setti
 		return nil, err
 	}
 	return e.run()
+}
+
+// authorityRules are the contract rules about publication authority: an
+// invocation that breaks only these is a well-formed request without the
+// authority it claims, answered with blocked/missing_authority.
+var authorityRules = map[string]bool{
+	"strict.grant_matches_pull_request_target":         true,
+	"strict.expected_old_head_matches_source_binding":  true,
+	"strict.pull_request_base_matches_comparison_base": true,
+	"invocation.local_commit_forbids_grants":           true,
+}
+
+func authorityOnly(vs []contract.Violation) bool {
+	for _, v := range vs {
+		if !authorityRules[v.Rule] {
+			return false
+		}
+	}
+	return len(vs) > 0
+}
+
+// refuseAuthority answers an invocation whose publication authority does
+// not hold, before any lock and without writing anything: its documents
+// would not validate, so none are kept.
+func refuseAuthority(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, cfg Config, de *DocumentError) (*Outcome, error) {
+	e := newEngine(ctx, repo, inv, nil, cfg)
+	e.cp = initialCheckpoint(inv)
+	_, doc, err := toDoc(e.cp)
+	if err != nil {
+		return nil, err
+	}
+	if vs, err := contract.ValidateDocument(contract.KindCheckpoint, doc); err != nil || len(vs) > 0 {
+		return nil, de
+	}
+	e.cpDoc = doc
+	var msgs []string
+	for _, v := range de.Violations {
+		msgs = append(msgs, v.Msg)
+	}
+	return e.finishUnpersisted(blocked("missing_authority", "%s", strings.Join(msgs, "; ")))
 }
 
 func newEngine(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, invDoc map[string]any, cfg Config) *engine {

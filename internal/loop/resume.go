@@ -85,7 +85,9 @@ func Resume(ctx context.Context, repo *gitx.Repo, id string, cfg Config) (*Outco
 // finishUnpersisted returns a result without writing anything.
 func (e *engine) finishUnpersisted(s *stop) (*Outcome, error) {
 	tr := e.terminal(s)
-	tr.ResumeStatus = "resume_unavailable"
+	if e.resumed {
+		tr.ResumeStatus = "resume_unavailable"
+	}
 	data, err := checkTerminal(e.cpDoc, tr)
 	if err != nil {
 		return nil, fmt.Errorf("loop: internal error: the terminal result does not validate: %w", err)

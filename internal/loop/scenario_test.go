@@ -239,3 +239,5 @@ func TestConvergedAfterOneFix(t *testing.T) {
 		t.Fatalf("checkout not fast-forwarded: %q %q", got, s.status())
 	}
 }
+
+func openRepo(dir string) (*gitx.Repo, error) { return gitx.Open(context.Background(), dir) }
