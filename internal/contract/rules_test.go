@@ -337,3 +337,20 @@ func TestStrictRulesSayTheyAreStricter(t *testing.T) {
 		}
 	}
 }
+
+// TestViolationsIndependentOfKeyOrder: the same broken document with its
+// keys in another order gives the same violations in the same order.
+func TestViolationsIndependentOfKeyOrder(t *testing.T) {
+	doc := example(t, trLocal)
+	apply(t, doc, set("reason", `"oscillation"`), set("extra", `1`), del("operator_action"), set("budget.remaining_cycles", `"x"`))
+	a, _ := ValidateDocument(KindTerminalResult, doc)
+	b, err := Validate(KindTerminalResult, reorderedJSON(doc))
+	if err != nil || len(a) == 0 || len(a) != len(b) {
+		t.Fatalf("Validate(reordered) = %v, %v; want %v", b, err, a)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Errorf("violation %d: %v after reordering, want %v", i, b[i], a[i])
+		}
+	}
+}
