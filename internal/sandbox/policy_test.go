@@ -1,0 +1,194 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseLayer(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    Layer
+		wantErr bool
+	}{
+		{"network", Network, false},
+		{"filesystem", Filesystem, false},
+		{"processes", Processes, false},
+		{"resources", Resources, false},
+		{"Network", "", true},
+		{"", "", true},
+		{"net", "", true},
+	} {
+		got, err := ParseLayer(tc.in)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("ParseLayer(%q) = %q, %v; want %q, error %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestReportFor(t *testing.T) {
+	all := map[Feature]bool{}
+	for _, f := range allFeatures {
+		all[f] = true
+	}
+	without := func(fs ...Feature) map[Feature]bool {
+		m := map[Feature]bool{}
+		for k, v := range all {
+			m[k] = v
+		}
+		for _, f := range fs {
+			delete(m, f)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name        string
+		have        map[Feature]bool
+		wantApplied []string
+		wantMissing []string
+	}{
+		{"everything", all, []string{"network", "filesystem", "processes", "resources"}, []string{}},
+		{"no cgroups", without(FeatCgroupMem), []string{"network", "filesystem", "processes"}, []string{"resources"}},
+		{"no landlock", without(FeatLandlock), []string{"network", "processes", "resources"}, []string{"filesystem"}},
+		{"no loopback", without(FeatLoopback), []string{"filesystem", "processes", "resources"}, []string{"network"}},
+		{"no namespaces", without(FeatPIDNS, FeatProc, FeatMountNS, FeatNetNS, FeatGitRO, FeatPrivateTmp),
+			[]string{"resources"}, []string{"network", "filesystem", "processes"}},
+		{"nothing", map[Feature]bool{}, []string{}, []string{"network", "filesystem", "processes", "resources"}},
+	} {
+		r := reportFor(tc.have, map[Feature]string{FeatLandlock: "x"}, 7)
+		if !reflect.DeepEqual(r.Applied, tc.wantApplied) || !reflect.DeepEqual(r.Missing, tc.wantMissing) {
+			t.Errorf("reportFor(%s) = applied %v missing %v; want %v, %v", tc.name, r.Applied, r.Missing, tc.wantApplied, tc.wantMissing)
+		}
+	}
+}
+
+func TestMissingOf(t *testing.T) {
+	r := Report{Applied: []string{"network", "processes"}}
+	if got := r.MissingOf([]string{"filesystem", "network", "resources"}); !reflect.DeepEqual(got, []string{"filesystem", "resources"}) {
+		t.Errorf("MissingOf = %v, want [filesystem resources]", got)
+	}
+	if got := OffReport().MissingOf([]string{"network"}); !reflect.DeepEqual(got, []string{"network"}) {
+		t.Errorf("OffReport().MissingOf([network]) = %v, want [network]", got)
+	}
+}
+
+func TestScrubPath(t *testing.T) {
+	for _, tc := range []struct{ path, root, want string }{
+		{"/usr/bin:/bin", "/wt", "/usr/bin:/bin"},
+		{".:/usr/bin", "/wt", "/usr/bin"},
+		{"bin:/usr/bin::/bin", "/wt", "/usr/bin:/bin"},
+		{"/wt/bin:/usr/bin", "/wt", "/usr/bin"},
+		{"/wt:/usr/bin", "/wt", "/usr/bin"},
+		{"/wt2/bin:/usr/bin", "/wt", "/wt2/bin:/usr/bin"},
+		{"/wt/../wt/bin:/usr/bin", "/wt", "/usr/bin"},
+		{"/usr/bin:/usr/bin/", "/wt", "/usr/bin"},
+		{"", "/wt", ""},
+	} {
+		if got := scrubPath(tc.path, tc.root); got != tc.want {
+			t.Errorf("scrubPath(%q, %q) = %q, want %q", tc.path, tc.root, got, tc.want)
+		}
+	}
+}
+
+func FuzzScrubPath(f *testing.F) {
+	for _, s := range []string{"/usr/bin:/bin", ".:/usr/bin", "/wt/bin:/x", "::", "/wt/../a:/b/./c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		got := scrubPath(path, "/wt")
+		if again := scrubPath(got, "/wt"); again != got {
+			t.Fatalf("scrubPath not idempotent: %q -> %q -> %q", path, got, again)
+		}
+		for _, d := range filepath.SplitList(got) {
+			if !filepath.IsAbs(d) || within("/wt", d) {
+				t.Fatalf("scrubPath(%q) kept %q", path, d)
+			}
+		}
+	})
+}
+
+func TestBuildEnv(t *testing.T) {
+	exists := func(d string) bool {
+		return slices.Contains([]string{"/home/u/go/pkg/mod", "/home/u/.cargo"}, d)
+	}
+	l := envLayout{Root: "/wt", Tmp: "/tmp", Home: "/tmp/home", CacheDir: "/c/card", HostHome: "/home/u"}
+	for _, tc := range []struct {
+		name string
+		base []string
+		want map[string]string // "" value means: absent
+	}{
+		{"defaults", []string{"PATH=./bin:/wt/bin:/usr/bin", "HOME=/home/u", "GOCACHE=/home/u/.cache/go-build"}, map[string]string{
+			"PATH": "/usr/bin", "HOME": "/tmp/home", "TMPDIR": "/tmp", "GOCACHE": "/c/card/go-build",
+			"GOMODCACHE": "/home/u/go/pkg/mod", "CARGO_HOME": "/home/u/.cargo", "RUSTUP_HOME": "",
+			"GOTOOLCHAIN": "local", "GOPROXY": "off", "XDG_CACHE_HOME": "/c/card/xdg", "GOPATH": "/tmp/home/go",
+		}},
+		{"card settings win where they may", []string{"PATH=/usr/bin", "GOTOOLCHAIN=go1.22.0", "GOPROXY=https://proxy", "GOMODCACHE=/m", "GOPATH=/gp"}, map[string]string{
+			"GOTOOLCHAIN": "go1.22.0", "GOPROXY": "https://proxy", "GOMODCACHE": "/m", "GOPATH": "/gp",
+		}},
+		{"no PATH", nil, map[string]string{"PATH": defaultPath}},
+		{"last duplicate wins", []string{"PATH=/a", "PATH=/b"}, map[string]string{"PATH": "/b"}},
+		{"malformed entries dropped", []string{"NOEQUALS", "=x", "A=1"}, map[string]string{"A": "1", "NOEQUALS": ""}},
+	} {
+		env := buildEnv(tc.base, l, exists)
+		m := map[string]string{}
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			if _, dup := m[k]; dup {
+				t.Errorf("buildEnv(%s): %s twice", tc.name, k)
+			}
+			m[k] = v
+		}
+		for k, want := range tc.want {
+			if got := m[k]; got != want {
+				t.Errorf("buildEnv(%s)[%s] = %q, want %q", tc.name, k, got, want)
+			}
+		}
+	}
+	// Without a card cache, caches die with the private /tmp.
+	env := buildEnv(nil, envLayout{Root: "/wt", Tmp: "/tmp", Home: "/tmp/home"}, exists)
+	if !slices.Contains(env, "GOCACHE=/tmp/.cache/go-build") {
+		t.Errorf("buildEnv without CacheDir = %v, want GOCACHE under /tmp", env)
+	}
+}
+
+func TestToolchainDirs(t *testing.T) {
+	venv := t.TempDir()
+	os.MkdirAll(filepath.Join(venv, "bin"), 0o755)
+	os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = /opt/py/bin\nversion = 3.12\n"), 0o644)
+	got := toolchainDirs([]string{"PATH=/usr/local/go/bin:" + filepath.Join(venv, "bin") + ":/home/u/bin:/home/u:relative", "GOMODCACHE=/home/u/go/pkg/mod"}, "/home/u")
+	for _, want := range []string{"/usr/local/go", venv, "/opt/py", "/home/u/bin", "/home/u/go/pkg/mod"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("toolchainDirs = %v, want it to hold %s", got, want)
+		}
+	}
+	for _, never := range []string{"/home/u", "/home", "/", "relative"} {
+		if slices.Contains(got, never) {
+			t.Errorf("toolchainDirs = %v, must not hold %s", got, never)
+		}
+	}
+}
+
+func TestKeepUnder(t *testing.T) {
+	got := keepUnder("/tmp", []string{"/tmp/a/repo/.git", "/tmp/a/repo/.git/failpass/wt", "/usr", "/tmp", "/tmpx/y", "/tmp/b"})
+	if want := []string{"/tmp/b", "/tmp/a/repo/.git"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("keepUnder = %v, want %v", got, want)
+	}
+}
+
+func TestGitBinds(t *testing.T) {
+	g := gitPaths{dotGit: "/r/.git/failpass/worktrees/w/.git", gitDir: "/r/.git/worktrees/w", commonDir: "/r/.git"}
+	got := gitBinds(g, []string{"/r/.git/failpass/worktrees/w", "/r/.git/failpass/cache/c", "/elsewhere"})
+	want := []bind{
+		{Path: "/r/.git", RO: true},
+		{Path: "/r/.git/failpass/worktrees/w"},
+		{Path: "/r/.git/failpass/cache/c"},
+		{Path: "/r/.git/failpass/worktrees/w/.git", RO: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("gitBinds = %+v, want %+v", got, want)
+	}
+}
