@@ -659,7 +659,7 @@ func cardReplace(path string, orig, data []byte) error {
 	if err != nil {
 		return Errorf("cannot write %s: %v", path, err)
 	}
-	cur, err := os.ReadFile(target)
+	cur, err := readBoundedFile(target, card.MaxSize+1)
 	if err != nil || !bytes.Equal(cur, orig) {
 		return Errorf("%s changed while failpass was working on it; nothing written", path).Hint("run the command again")
 	}
@@ -694,6 +694,15 @@ func cardReplace(path string, orig, data []byte) error {
 		d.Close()
 	}
 	return nil
+}
+
+func readBoundedFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit))
 }
 
 // cardDoc is a card's YAML node tree, edited in place.
