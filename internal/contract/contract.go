@@ -277,11 +277,6 @@ func list(doc any, keys ...string) []any {
 	return l
 }
 
-func obj(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
 // integer reads an integer field; ok is false for anything but an integer
 // literal that fits in an int.
 func integer(doc any, keys ...string) (int, bool) {
