@@ -304,3 +304,32 @@ func TestCheckIntegrity(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordNamespace: the same keys and trust file sign and verify gate
+// records in their own namespace, and a key limited to records cannot sign
+// cards.
+func TestRecordNamespace(t *testing.T) {
+	dir := t.TempDir()
+	key := keygen(t, dir, "k", "ed25519", 0)
+	record := []byte(`{"card_digest":"sha256:00","verdict":"pass"}`)
+	armored, err := loadSigner(t, key).Sign(NamespaceRecord, record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := mustParse(t, `ci@example.org namespaces="failpass-record-v1" `+pubLine(t, key))
+	if _, err := as.Verify("ci@example.org", NamespaceRecord, record, armored, time.Now()); err != nil {
+		t.Errorf("Verify(record) = %v, want valid", err)
+	}
+	if ok, out := keygenVerify(t, []byte(`ci@example.org namespaces="failpass-record-v1" `+pubLine(t, key)+"\n"), "ci@example.org", NamespaceRecord, record, armored); !ok {
+		t.Errorf("ssh-keygen -Y verify refused the record signature: %s", out)
+	}
+	card, err := loadSigner(t, key).Sign(NamespaceCard, cardBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = as.Verify("ci@example.org", NamespaceCard, cardBytes, card, time.Now())
+	var ve *VerifyError
+	if !errors.As(err, &ve) || ve.Reason != ReasonKeyNamespace {
+		t.Errorf("Verify(card by a record-only key) = %v, want %s", err, ReasonKeyNamespace)
+	}
+}
