@@ -31,7 +31,7 @@ func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
 	if *stackPath == "" {
 		return &UsageError{Msg: "--stack is required", Hint: "failpass budget suggest --stack trace.txt"}
 	}
-	data, err := readStack(env, *stackPath)
+	data, err := suggestReadTrace(env, *stackPath)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
 		for i, fr := range f.Frames {
 			lines[i] = fmt.Sprint(fr.Line)
 		}
-		fmt.Fprintf(w, "#   %s:%s\n", f.Path, strings.Join(dedupe(lines), ","))
+		fmt.Fprintf(w, "#   %s:%s\n", f.Path, strings.Join(suggestDedupe(lines), ","))
 	}
 	if len(r.Ambiguous) > 0 {
 		fmt.Fprintf(w, "# not counted, ambiguous:\n")
@@ -90,7 +90,7 @@ func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-func readStack(env *Env, path string) ([]byte, error) {
+func suggestReadTrace(env *Env, path string) ([]byte, error) {
 	var r io.Reader
 	if path == "-" {
 		r = env.Stdin
@@ -109,7 +109,7 @@ func readStack(env *Env, path string) ([]byte, error) {
 	return bytes.Clone(data), nil
 }
 
-func dedupe(s []string) []string {
+func suggestDedupe(s []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, x := range s {

@@ -167,11 +167,10 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		return Exit(ExitFail)
 	}
 
+	// A witness's runs are printed, not stored: the bytes stay the ones the
+	// first signer signed.
 	next := *c
-	if witness {
-		// The witness's runs are printed, not stored: the bytes stay the
-		// ones the first signer signed.
-	} else {
+	if !witness {
 		next.BaseSHA = base
 		next.Signoff = &card.Signoff{
 			At:       time.Now().UTC().Format(time.RFC3339),
@@ -191,7 +190,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	next.Signatures = append(append([]card.Signature(nil), next.Signatures...), card.Signature{Principal: who, Signature: string(armored)})
 
-	data, kept, err := cardRewrite(orig, c, &next, func(d *cardDoc) {
+	data, kept, err := cardRewrite(orig, &next, func(d *cardDoc) {
 		if !witness {
 			d.set("base_sha", yamlStr(base), "base_ref", "id")
 			d.set("signoff", signoffNode(next.Signoff), "sandbox", "budget")
@@ -547,7 +546,7 @@ func runCardAnnotate(ctx context.Context, env *Env, args []string) error {
 		}
 		return err
 	}
-	data, kept, err := cardRewrite(orig, c, &next, func(d *cardDoc) { d.appendAnnotation(annotationNode(a)) })
+	data, kept, err := cardRewrite(orig, &next, func(d *cardDoc) { d.appendAnnotation(annotationNode(a)) })
 	if err != nil {
 		return err
 	}
@@ -606,7 +605,7 @@ func parseTightenFlags(items []string) (*card.Tightening, error) {
 // signatures, annotations). If the node edit cannot give that, the card is
 // written in card.Marshal's layout instead, checked the same way; kept
 // says which.
-func cardRewrite(orig []byte, old, want *card.Card, edit func(*cardDoc)) ([]byte, bool, error) {
+func cardRewrite(orig []byte, want *card.Card, edit func(*cardDoc)) ([]byte, bool, error) {
 	if d, err := parseCardDoc(orig); err == nil {
 		edit(d)
 		if data, err := d.bytes(); err == nil && cardMatches(data, want) == nil {

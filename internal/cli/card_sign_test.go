@@ -84,7 +84,7 @@ func TestCardRewrite(t *testing.T) {
 	} {
 		want := *old
 		tc.want(&want)
-		data, kept, err := cardRewrite([]byte(rewriteCard), old, &want, func(d *cardDoc) { tc.edit(d, &want) })
+		data, kept, err := cardRewrite([]byte(rewriteCard), &want, func(d *cardDoc) { tc.edit(d, &want) })
 		if err != nil || kept != tc.kept {
 			t.Errorf("%s: cardRewrite = kept %v, %v; want kept %v", tc.name, kept, err, tc.kept)
 			continue
