@@ -341,20 +341,20 @@ func (g *gateRun) budgetRules(ctx context.Context) error {
 }
 
 // oracleFiles lists the base-tree files the card's commands name, plus the
-// card itself when it lives in the repository.
+// card itself when it lives in the repository. Only a file the diff
+// touches can break budget.oracle, and ResolveModes already read the base
+// modes of exactly those paths, so no listing of the whole tree is needed
+// (which would cost a git call and scale with the repository).
 func (g *gateRun) oracleFiles(ctx context.Context) ([]string, error) {
-	out, err := g.o.Repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", g.base)
-	if err != nil {
-		return nil, err
-	}
-	files := map[string]bool{}
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p != "" {
-			files[p] = true
+	inBase := map[string]bool{}
+	for _, f := range g.cs.Files {
+		switch f.OldMode {
+		case patch.ModeFile, patch.ModeExecutable, patch.ModeSymlink:
+			inBase[f.OldPath] = true
 		}
 	}
 	c := g.o.Card
-	return budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, g.cardInRepo(), func(p string) bool { return files[p] }), nil
+	return budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, g.cardInRepo(), func(p string) bool { return inBase[p] }), nil
 }
 
 // cardInRepo is the card's path relative to the repository root, or "" when
@@ -424,7 +424,7 @@ func (g *gateRun) dynamicRules(ctx context.Context) error {
 		return err
 	}
 	g.ok(RuleDiffApply)
-	actual, err := patch.Actual(ctx, g.o.Repo, wt.Dir, g.base)
+	actual, err := patch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base)
 	if err != nil {
 		return err
 	}

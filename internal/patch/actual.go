@@ -23,7 +23,16 @@ import (
 // not checked out, so a patch that moves a gitlink shows up as a
 // difference.
 func Actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*ChangeSet, error) {
-	return actual(ctx, repo, worktreeDir, base, true)
+	return actual(ctx, repo, "", worktreeDir, base, true)
+}
+
+// ActualIn is Actual for a linked worktree whose git directory is given
+// explicitly, so no git discovery follows a `.git` file a command may have
+// rewritten. It starts the throwaway index from a copy of the worktree's
+// own index: `add --all` makes it match the files whatever it held, and a
+// fresh index's stat data saves the read-tree call and rehashing every file.
+func ActualIn(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string) (*ChangeSet, error) {
+	return actual(ctx, repo, gitDir, worktreeDir, base, true)
 }
 
 // ActualCommittable is Actual without ignored files: the change a commit
@@ -32,21 +41,28 @@ func Actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*Ch
 // that is no part of the candidate; right after git apply, use Actual,
 // since a patch that writes under an ignored path still changes the tree.
 func ActualCommittable(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*ChangeSet, error) {
-	return actual(ctx, repo, worktreeDir, base, false)
+	return actual(ctx, repo, "", worktreeDir, base, false)
 }
 
-func actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string, ignored bool) (*ChangeSet, error) {
+func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string, ignored bool) (*ChangeSet, error) {
 	tmp, err := os.MkdirTemp("", "failpass-index-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
-	git := func(args ...string) ([]byte, error) {
-		return gitx.CommandEnv(ctx, worktreeDir, nil, env, args...)
+	index := filepath.Join(tmp, "index")
+	env := []string{"GIT_INDEX_FILE=" + index}
+	var global []string
+	if gitDir != "" {
+		global = []string{"--git-dir=" + gitDir, "--work-tree=" + worktreeDir}
 	}
-	if _, err := git("read-tree", base); err != nil {
-		return nil, err
+	git := func(args ...string) ([]byte, error) {
+		return gitx.CommandEnv(ctx, worktreeDir, nil, env, append(global, args...)...)
+	}
+	if gitDir == "" || copyFile(filepath.Join(gitDir, "index"), index) != nil {
+		if _, err := git("read-tree", base); err != nil {
+			return nil, err
+		}
 	}
 	add := []string{"add", "--all"}
 	if ignored {
@@ -185,4 +201,17 @@ func rawMode(m string) string {
 		return ""
 	}
 	return m
+}
+
+// copyFile copies a regular file, bounded by what a git index can be.
+func copyFile(from, to string) error {
+	fi, err := os.Lstat(from)
+	if err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("patch: %s is not a regular file", from)
+	}
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o600)
 }
