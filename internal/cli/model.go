@@ -1,6 +1,380 @@
 package cli
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
 
-func runPrompt(ctx context.Context, env *Env, args []string) error { return notBuilt("prompt") }
-func runDraft(ctx context.Context, env *Env, args []string) error  { return notBuilt("draft") }
+	"github.com/failpass/failpass/internal/budget"
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/patch"
+	"github.com/failpass/failpass/internal/pathglob"
+)
+
+const promptUsage = `failpass prompt --card FILE [--diff FILE | --candidate REV] [--stack FILE] [--repo DIR]`
+
+const draftUsage = `failpass draft --card FILE --model SPEC [--stack FILE] [-o FILE] [--repo DIR]
+    [--base-url URL] [--key-env VAR] [--timeout DURATION]`
+
+// runPrompt prints exactly what a drafter receives for a card.
+func runPrompt(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags(env, "prompt", promptUsage)
+	cardPath := fs.String("card", "", "the contract card `FILE`")
+	diff := fs.String("diff", "", "a candidate diff `FILE` whose --stat the prompt shows")
+	candidate := fs.String("candidate", "", "a candidate `REV` whose diff --stat against the base the prompt shows")
+	stack := fs.String("stack", "", "a stack trace `FILE` (trimmed to a short bound)")
+	repoDir := fs.String("repo", ".", "the repository `DIR`")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	case *cardPath == "":
+		return &UsageError{Msg: "--card is required", Hint: "failpass prompt --card issue-contract.yml"}
+	case *diff != "" && *candidate != "":
+		return &UsageError{Msg: "--diff and --candidate exclude each other"}
+	}
+	c, err := card.Load(*cardPath)
+	if err != nil {
+		return err
+	}
+	parts := model.PromptParts{}
+	if parts.Card, err = promptCard(c); err != nil {
+		return err
+	}
+	if parts.Stack, err = readPromptStack(*stack); err != nil {
+		return err
+	}
+	switch {
+	case *diff != "":
+		d, err := readDiff(env, *diff)
+		if err != nil {
+			return err
+		}
+		out, err := gitx.Command(ctx, ".", d, "apply", "--stat", "-")
+		if err != nil {
+			return Errorf("%s is not a diff git can read: %v", *diff, oneLine(err.Error())).Hint("--diff takes a unified diff (git diff output)")
+		}
+		parts.DiffStat = string(out)
+	case *candidate != "":
+		repo, err := gitx.Open(ctx, *repoDir)
+		if err != nil {
+			return err
+		}
+		base, err := cardBase(ctx, repo, c)
+		if err != nil {
+			return err
+		}
+		rev, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", *candidate+"^{commit}")
+		if err != nil {
+			return Errorf("--candidate %q is not a commit in %s", *candidate, repo.Dir).Hint("give a branch, tag or commit of the repository")
+		}
+		out, err := repo.Git(ctx, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "--stat=100", base, strings.TrimSpace(string(rev)), "--")
+		if err != nil {
+			return err
+		}
+		parts.DiffStat = string(out)
+	}
+	_, err = io.WriteString(env.Stdout, model.BuildPrompt(parts))
+	return err
+}
+
+// promptCard is the card as a model sees it: its commands and the
+// effective budget (annotations folded in), without signatures and the
+// sign-off record, which tell a model nothing it may act on.
+func promptCard(c *card.Card) (string, error) {
+	v := *c
+	v.Budget = c.EffectiveBudget()
+	v.Signatures, v.Annotations, v.Signoff = nil, nil, nil
+	b, err := card.Marshal(&v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// readPromptStack reads and trims a stack file; "" reads nothing.
+func readPromptStack(name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return "", Errorf("cannot read stack: %v", err).Hint("--stack takes the path of a text file holding the failing test's stack trace")
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, model.MaxStackFile+1))
+	if err != nil {
+		return "", Errorf("cannot read stack %s: %v", name, err)
+	}
+	if len(b) > model.MaxStackFile {
+		return "", Errorf("stack %s is larger than %d bytes", name, model.MaxStackFile).Hint("give the failing test's trace, not a whole log")
+	}
+	return model.TrimStack(string(b)), nil
+}
+
+// cardBase resolves the card's base commit as the gate does: base_sha when
+// signed in, else base_ref.
+func cardBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
+	want := c.BaseSHA
+	if want == "" {
+		want = c.BaseRef
+	}
+	out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", want+"^{commit}")
+	if err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			return "", Errorf("the card's base %q is not a commit in %s", want, repo.Dir).Hint("fetch the base, or run from the repository the card is for (--repo DIR)")
+		}
+		return "", err
+	}
+	sha := strings.TrimSpace(string(out))
+	if c.BaseSHA != "" && sha != c.BaseSHA {
+		return "", Errorf("the card's base_sha %s resolves to %s", c.BaseSHA, sha)
+	}
+	return sha, nil
+}
+
+type draftFlags struct {
+	card, model, stack, out, repo, baseURL, keyEnv string
+	timeout                                        time.Duration
+}
+
+// runDraft asks a model for a diff against a card, refuses a reply that is
+// not one clean diff inside the budget, and writes the diff. It never
+// applies anything to the checkout.
+func runDraft(ctx context.Context, env *Env, args []string) error {
+	var f draftFlags
+	fs := newFlags(env, "draft", draftUsage)
+	fs.StringVar(&f.card, "card", "", "the contract card `FILE`")
+	fs.StringVar(&f.model, "model", "", "the drafter `SPEC`: cmd:PROGRAM or openai/MODEL")
+	fs.StringVar(&f.stack, "stack", "", "a stack trace `FILE` (trimmed to a short bound)")
+	fs.StringVar(&f.out, "o", "", "write the diff to `FILE` (default: standard output)")
+	fs.StringVar(&f.repo, "repo", ".", "the repository `DIR`")
+	fs.StringVar(&f.baseURL, "base-url", "", "base `URL` of an openai/ endpoint (default $OPENAI_BASE_URL)")
+	fs.StringVar(&f.keyEnv, "key-env", "", "`VAR` holding the openai/ API key (default OPENAI_API_KEY)")
+	fs.DurationVar(&f.timeout, "timeout", model.DefaultTimeout, "bound on one model call")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	case f.card == "":
+		return &UsageError{Msg: "--card is required", Hint: "failpass draft --card issue-contract.yml --model openai/gpt-4o-mini"}
+	case f.model == "":
+		return &UsageError{Msg: "--model is required", Hint: "--model cmd:./drafter or --model openai/MODEL"}
+	case f.timeout <= 0:
+		return &UsageError{Msg: "--timeout must be positive"}
+	}
+	spec, err := model.ParseSpec(f.model)
+	if err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	c, err := card.Load(f.card)
+	if err != nil {
+		return err
+	}
+	repo, err := gitx.Open(ctx, f.repo)
+	if err != nil {
+		return err
+	}
+	base, err := cardBase(ctx, repo, c)
+	if err != nil {
+		return err
+	}
+	stack, err := readPromptStack(f.stack)
+	if err != nil {
+		return err
+	}
+	cardText, err := promptCard(c)
+	if err != nil {
+		return err
+	}
+	adapter, err := model.New(spec, model.Options{BaseURL: f.baseURL, KeyEnv: f.keyEnv, Timeout: f.timeout,
+		Getenv: env.Getenv, Dir: cwd})
+	if err != nil {
+		return err
+	}
+	req := &model.DraftRequest{SchemaVersion: model.RequestSchemaVersion,
+		Prompt: model.BuildPrompt(model.PromptParts{Card: cardText, Stack: stack}), Card: cardText, Stack: stack}
+	reply, err := model.Draft(ctx, adapter, req)
+	if err != nil {
+		return refusedOr(env, err)
+	}
+	cs, reason, err := draftStatic(ctx, repo, c, f.card, base, reply)
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		fmt.Fprintf(env.Stderr, "failpass: draft refused: %s\n", reason)
+		return Exit(ExitFail)
+	}
+	if f.out == "" {
+		if _, err := env.Stdout.Write(reply.Diff); err != nil {
+			return err
+		}
+	} else if err := writeDiffFile(f.out, reply.Diff); err != nil {
+		return err
+	}
+	where := f.out
+	if where == "" {
+		where = "standard output"
+	}
+	fmt.Fprintf(env.Stderr, "failpass: draft written to %s: %d file(s), %d changed line(s); run 'failpass gate' on it next\n",
+		where, cs.ChangedFiles(), cs.ChangedLines())
+	return nil
+}
+
+// refusedOr ends the command with exit 1 and the reason when err is a
+// refusal; anything else is trouble (exit 2).
+func refusedOr(env *Env, err error) error {
+	var re *model.RefusedError
+	if errors.As(err, &re) {
+		fmt.Fprintf(env.Stderr, "failpass: draft refused: %s\n", re.Reason)
+		return Exit(ExitFail)
+	}
+	return err
+}
+
+// draftStatic checks an extracted diff as the gate's static rules would
+// (diff.parse, diff.path, budget.*), then the prose around it. It returns
+// the refusal reason, or "" when the draft may be written.
+func draftStatic(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, base string, r *model.Reply) (*patch.ChangeSet, string, error) {
+	cs, err := patch.Read(ctx, r.Diff)
+	if err != nil {
+		var pe *patch.Error
+		if errors.As(err, &pe) {
+			return nil, pe.Rule + ": " + pe.Msg, nil
+		}
+		return nil, "", err
+	}
+	if err := cs.ResolveModes(ctx, repo, base); err != nil {
+		var pe *patch.Error
+		if errors.As(err, &pe) {
+			return nil, pe.Rule + ": " + pe.Msg, nil
+		}
+		return nil, "", err
+	}
+	out, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", base)
+	if err != nil {
+		return nil, "", err
+	}
+	files := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			files[p] = true
+		}
+	}
+	oracle := budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, repoRelative(repo, cardPath),
+		func(p string) bool { return files[p] })
+	b := c.EffectiveBudget()
+	if f := budget.Check(cs, b, oracle); f != nil {
+		return nil, f.Rule + ": " + f.Reason, nil
+	}
+	var globs []*pathglob.Pattern
+	for _, g := range b.DenyGlobs {
+		if p, err := pathglob.Compile(g); err == nil {
+			globs = append(globs, p)
+		}
+	}
+	denied := func(p string) bool {
+		_, hit := pathglob.MatchAny(globs, path.Clean(p))
+		return hit
+	}
+	isOracle := func(p string) bool {
+		for _, o := range oracle {
+			if o == p || strings.HasSuffix(o, "/"+p) {
+				return true
+			}
+		}
+		return false
+	}
+	if err := model.CheckProse(r.Prose, cs.Paths(), denied, isOracle); err != nil {
+		var re *model.RefusedError
+		if errors.As(err, &re) {
+			return nil, re.Reason, nil
+		}
+		return nil, "", err
+	}
+	return cs, "", nil
+}
+
+// repoRelative is cardPath relative to the repository's top, or "" when the
+// card lives outside it.
+func repoRelative(repo *gitx.Repo, cardPath string) string {
+	abs, err := filepath.Abs(cardPath)
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	root := repo.Dir
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+// writeDiffFile writes the diff atomically: a temporary file in the same
+// folder, synced, then renamed over name, so a reader never sees half a
+// diff.
+func writeDiffFile(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	tmp, err := os.CreateTemp(dir, ".failpass-draft-*")
+	if err != nil {
+		return Errorf("cannot write %s: %v", name, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return Errorf("cannot write %s: %v", name, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return Errorf("cannot write %s: %v", name, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

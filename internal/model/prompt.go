@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Prompt is a chat request an openai/ adapter sends: instructions, the
@@ -70,4 +71,77 @@ func PromptFor(role Role, request []byte) (Prompt, error) {
 		return Prompt{System: deciderInstructions, User: "Decide request:\n" + string(request), JSON: true}, nil
 	}
 	return Prompt{}, fmt.Errorf("model: unknown role %q", role)
+}
+
+// Bounds of the stack a prompt carries: a short stack is what the seed
+// allows a model to see, so a long one is cut to its head and tail (where
+// the throw site and the test frame usually are).
+const (
+	MaxStackLines = 40
+	MaxStackBytes = 4000
+	// MaxStackFile bounds the stack file read from disk.
+	MaxStackFile = 1 << 20
+)
+
+// DraftInstruction is the fixed instruction that ends every draft prompt.
+const DraftInstruction = `Answer with exactly one unified diff (git diff format, paths a/... and b/...) against the card's base that makes the fail command pass, keeps the invariant passing, stays inside the card's budget, and touches no path the deny globs match, no file the card's commands name, and not the card. No other text.`
+
+// PromptParts is everything a draft prompt is made of; nothing else (no
+// tree listing, no issue thread, no file contents) ever enters it.
+type PromptParts struct {
+	Card     string // the card as YAML
+	DiffStat string // `git diff --stat` of a candidate against the base; "" for none
+	Stack    string // already trimmed (TrimStack); "" for none
+}
+
+// BuildPrompt lays the parts out in a fixed order with fixed headings.
+func BuildPrompt(p PromptParts) string {
+	var b []byte
+	section := func(title, body string) {
+		b = append(b, "## "+title+"\n\n"...)
+		b = append(b, body...)
+		if len(body) > 0 && body[len(body)-1] != '\n' {
+			b = append(b, '\n')
+		}
+		b = append(b, '\n')
+	}
+	section("Contract card", p.Card)
+	if p.DiffStat != "" {
+		section("Candidate (git diff --stat against the base)", p.DiffStat)
+	}
+	if p.Stack != "" {
+		section("Stack", p.Stack)
+	}
+	section("Instruction", DraftInstruction)
+	return string(b[:len(b)-1])
+}
+
+// TrimStack bounds a stack to MaxStackLines lines and MaxStackBytes bytes,
+// keeping the first and last lines and saying how many were cut. Invalid
+// UTF-8 and control characters other than tab are replaced, so a stack
+// cannot smuggle terminal escapes into a prompt.
+func TrimStack(s string) string {
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\r\n", "\n"), "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || (r >= ' ' && r != 0x7f && !(r >= 0x80 && r < 0xa0)) {
+			return r
+		}
+		return '\uFFFD'
+	}, s)
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	if len(lines) > MaxStackLines {
+		half := MaxStackLines / 2
+		cut := len(lines) - 2*half
+		lines = append(append(append([]string{}, lines[:half]...), fmt.Sprintf("… %d lines trimmed …", cut)), lines[len(lines)-half:]...)
+	}
+	out := strings.Join(lines, "\n") + "\n"
+	if len(out) > MaxStackBytes {
+		head := strings.ToValidUTF8(out[:MaxStackBytes/2], "")
+		tail := strings.ToValidUTF8(out[len(out)-MaxStackBytes/2:], "")
+		out = head + fmt.Sprintf("\n… %d bytes trimmed …\n", len(out)-len(head)-len(tail)) + tail
+	}
+	return out
 }
