@@ -51,7 +51,7 @@ func signCardArgs(cmd, path string, pos []string) error {
 // readCardFile reads the card's bytes (bounded) and parses them strictly.
 // The bytes are kept: a stop leaves the file exactly as they were, and a
 // write checks nobody changed it meanwhile.
-func readCardFile(path string) ([]byte, *card.Card, error) {
+func signReadCard(path string) ([]byte, *card.Card, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, &card.ReadError{File: path, Err: err}
@@ -90,7 +90,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{Msg: fmt.Sprintf("--repeat %d: must be 1..%d", *repeat, maxSignRepeat), Hint: "the default, 3, catches most flaky fail commands"}
 	}
 
-	orig, c, err := readCardFile(*path)
+	orig, c, err := signReadCard(*path)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 
 	data, kept, err := cardRewrite(orig, &next, func(d *cardDoc) {
 		if !witness {
-			d.set("base_sha", yamlStr(base), "base_ref", "id")
+			d.set("base_sha", signYAMLStr(base), "base_ref", "id")
 			d.set("signoff", signoffNode(next.Signoff), "sandbox", "budget")
 		}
 		d.set("signatures", signaturesNode(next.Signatures), "signoff", "sandbox", "budget")
@@ -353,7 +353,7 @@ func runCardVerify(ctx context.Context, env *Env, args []string) error {
 	if *threshold < 1 {
 		return &UsageError{Msg: fmt.Sprintf("--threshold %d: must be at least 1", *threshold)}
 	}
-	_, c, err := readCardFile(*path)
+	_, c, err := signReadCard(*path)
 	if err != nil {
 		return err
 	}
@@ -366,7 +366,7 @@ func runCardVerify(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	printTally(env.Stdout, c, tally)
+	signPrintTally(env.Stdout, c, tally)
 	problems := cardTrustProblems(c, tally, *threshold, now)
 	if len(problems) > 0 {
 		fmt.Fprintf(env.Stdout, "card %s: NOT VALID: %s\n", *path, strings.Join(problems, "; "))
@@ -391,7 +391,7 @@ func verifyCardSignatures(c *card.Card, as *sign.AllowedSigners, now time.Time) 
 	return as.VerifyClaims(sign.NamespaceCard, canon, claims, now), nil
 }
 
-func printTally(w io.Writer, c *card.Card, t *sign.Tally) {
+func signPrintTally(w io.Writer, c *card.Card, t *sign.Tally) {
 	vi, ii := 0, 0
 	for i, s := range c.Signatures {
 		if ii < len(t.Invalid) && t.Invalid[ii].Index == i {
@@ -518,7 +518,7 @@ func runCardAnnotate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	orig, c, err := readCardFile(*path)
+	orig, c, err := signReadCard(*path)
 	if err != nil {
 		return err
 	}
@@ -658,7 +658,7 @@ func cardReplace(path string, orig, data []byte) error {
 	if err != nil {
 		return Errorf("cannot write %s: %v", path, err)
 	}
-	cur, err := readBoundedFile(target, card.MaxSize+1)
+	cur, err := signReadBounded(target, card.MaxSize+1)
 	if err != nil || !bytes.Equal(cur, orig) {
 		return Errorf("%s changed while failpass was working on it; nothing written", path).Hint("run the command again")
 	}
@@ -695,7 +695,7 @@ func cardReplace(path string, orig, data []byte) error {
 	return nil
 }
 
-func readBoundedFile(path string, limit int64) ([]byte, error) {
+func signReadBounded(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -745,7 +745,7 @@ func (d *cardDoc) set(key string, value *yaml.Node, after ...string) {
 			break
 		}
 	}
-	kv := []*yaml.Node{yamlKey(key), value}
+	kv := []*yaml.Node{signYAMLKey(key), value}
 	d.top.Content = append(m[:at:at], append(kv, m[at:]...)...)
 }
 
@@ -775,28 +775,30 @@ func (d *cardDoc) bytes() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func yamlKey(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+func signYAMLKey(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
 
-func yamlStr(s string) *yaml.Node {
+func signYAMLStr(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle}
 }
 
-func yamlInt(n int64) *yaml.Node {
+func signYAMLInt(n int64) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(n, 10)}
 }
 
-func yamlMap(kv ...any) *yaml.Node {
+func signYAMLMap(kv ...any) *yaml.Node {
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	for i := 0; i+1 < len(kv); i += 2 {
-		m.Content = append(m.Content, yamlKey(kv[i].(string)), kv[i+1].(*yaml.Node))
+		m.Content = append(m.Content, signYAMLKey(kv[i].(string)), kv[i+1].(*yaml.Node))
 	}
 	return m
 }
 
-func yamlStrList(items []string) *yaml.Node {
+func signYAMLStrList(items []string) *yaml.Node {
 	l := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
 	for _, s := range items {
-		l.Content = append(l.Content, yamlStr(s))
+		l.Content = append(l.Content, signYAMLStr(s))
 	}
 	return l
 }
@@ -804,11 +806,11 @@ func yamlStrList(items []string) *yaml.Node {
 func signoffNode(s *card.Signoff) *yaml.Node {
 	runs := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	for _, r := range s.Runs {
-		item := yamlMap("role", yamlStr(r.Role), "exit", yamlInt(int64(r.Exit)), "duration_ms", yamlInt(r.DurationMS))
+		item := signYAMLMap("role", signYAMLStr(r.Role), "exit", signYAMLInt(int64(r.Exit)), "duration_ms", signYAMLInt(r.DurationMS))
 		item.Style = yaml.FlowStyle
 		runs.Content = append(runs.Content, item)
 	}
-	return yamlMap("at", yamlStr(s.At), "tool", yamlStr(s.Tool), "decision", yamlStr(s.Decision), "runs", runs)
+	return signYAMLMap("at", signYAMLStr(s.At), "tool", signYAMLStr(s.Tool), "decision", signYAMLStr(s.Decision), "runs", runs)
 }
 
 func signaturesNode(sigs []card.Signature) *yaml.Node {
@@ -817,25 +819,25 @@ func signaturesNode(sigs []card.Signature) *yaml.Node {
 		// A literal block keeps the armor readable and copyable into a
 		// file for ssh-keygen -Y verify.
 		armor := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s.Signature, Style: yaml.LiteralStyle}
-		l.Content = append(l.Content, yamlMap("principal", yamlStr(s.Principal), "signature", armor))
+		l.Content = append(l.Content, signYAMLMap("principal", signYAMLStr(s.Principal), "signature", armor))
 	}
 	return l
 }
 
 func annotationNode(a card.Annotation) *yaml.Node {
-	n := yamlMap("by", yamlStr(a.By), "at", yamlStr(a.At), "note", yamlStr(a.Note))
+	n := signYAMLMap("by", signYAMLStr(a.By), "at", signYAMLStr(a.At), "note", signYAMLStr(a.Note))
 	if t := a.Tighten; t != nil {
-		tn := yamlMap()
+		tn := signYAMLMap()
 		if t.MaxFiles != nil {
-			tn.Content = append(tn.Content, yamlKey("max_files"), yamlInt(int64(*t.MaxFiles)))
+			tn.Content = append(tn.Content, signYAMLKey("max_files"), signYAMLInt(int64(*t.MaxFiles)))
 		}
 		if t.MaxChangedLines != nil {
-			tn.Content = append(tn.Content, yamlKey("max_changed_lines"), yamlInt(int64(*t.MaxChangedLines)))
+			tn.Content = append(tn.Content, signYAMLKey("max_changed_lines"), signYAMLInt(int64(*t.MaxChangedLines)))
 		}
 		if len(t.DenyGlobs) > 0 {
-			tn.Content = append(tn.Content, yamlKey("deny_globs"), yamlStrList(t.DenyGlobs))
+			tn.Content = append(tn.Content, signYAMLKey("deny_globs"), signYAMLStrList(t.DenyGlobs))
 		}
-		n.Content = append(n.Content, yamlKey("tighten"), tn)
+		n.Content = append(n.Content, signYAMLKey("tighten"), tn)
 	}
 	return n
 }

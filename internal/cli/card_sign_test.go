@@ -53,7 +53,7 @@ func TestCardRewrite(t *testing.T) {
 				c.Signatures = []card.Signature{{Principal: "m@example.org", Signature: sig}}
 			},
 			edit: func(d *cardDoc, c *card.Card) {
-				d.set("base_sha", yamlStr(c.BaseSHA), "base_ref", "id")
+				d.set("base_sha", signYAMLStr(c.BaseSHA), "base_ref", "id")
 				d.set("signoff", signoffNode(c.Signoff), "sandbox", "budget")
 				d.set("signatures", signaturesNode(c.Signatures), "signoff")
 			},
@@ -76,7 +76,7 @@ func TestCardRewrite(t *testing.T) {
 		{
 			name:  "an edit that does not give the wanted card falls back to Marshal",
 			want:  func(c *card.Card) { c.BaseSHA = strings.Repeat("b", 40) },
-			edit:  func(d *cardDoc, c *card.Card) { d.set("base_sha", yamlStr(strings.Repeat("c", 40))) },
+			edit:  func(d *cardDoc, c *card.Card) { d.set("base_sha", signYAMLStr(strings.Repeat("c", 40))) },
 			kept:  false,
 			grep:  []string{"base_sha: \"" + strings.Repeat("b", 40) + "\"\n"},
 			nogrp: []string{"# Contract", strings.Repeat("c", 40)},
