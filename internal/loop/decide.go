@@ -110,7 +110,7 @@ func LocationPath(loc string) (string, bool) {
 			break
 		}
 	}
-	p = strings.TrimPrefix(p, "./")
+	p = strings.TrimPrefix(strings.TrimSpace(p), "./")
 	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) || strings.Contains(p, "\\") {
 		return "", false
 	}
