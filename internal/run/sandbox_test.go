@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +130,31 @@ func TestRunSandboxedIntegrity(t *testing.T) {
 	var ie *sandbox.IntegrityError
 	if !errors.As(err, &ie) || len(ie.Changed) != 1 || filepath.Base(ie.Changed[0]) != "post-checkout" {
 		t.Fatalf("planting a hook: Run error = %v, want an IntegrityError naming the hook", err)
+	}
+}
+
+// An output flood inside the sandbox is capped in the log, and the tool's
+// own memory stays bounded while it drains it.
+func TestRunSandboxedFlood(t *testing.T) {
+	if r := sandbox.Probe(); !r.Has(sandbox.Processes) {
+		t.Skipf("this machine cannot provide the processes layer: %v", r.Why)
+	}
+	wt := sandboxWorktree(t, nil)
+	logPath := filepath.Join(t.TempDir(), "log")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r, err := Run(context.Background(), Spec{Argv: []string{"yes", "flood"}, Root: wt, Timeout: 2 * time.Second,
+		Log: logPath, MaxLog: 64 << 10, Sandbox: &sandbox.Policy{}})
+	runtime.ReadMemStats(&after)
+	if err != nil || !r.TimedOut || !r.LogTruncated {
+		t.Fatalf("Run(yes) = %+v, %v; want a timeout and a truncated log", r, err)
+	}
+	fi, err := os.Stat(logPath)
+	if err != nil || fi.Size() > 64<<10+200 {
+		t.Fatalf("log size = %v (%v), want at most the cap plus the marker", fi.Size(), err)
+	}
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 16<<20 {
+		t.Fatalf("the tool's heap grew by %d bytes while draining the flood", grown)
 	}
 }

@@ -67,10 +67,9 @@ func Main(args []string) int {
 }
 
 type helper struct {
-	cfg     helperConfig
-	have    []Feature
-	why     map[Feature]string
-	devnull *os.File
+	cfg  helperConfig
+	have []Feature
+	why  map[Feature]string
 }
 
 // step applies one layer. In probe mode a failure is recorded and the
@@ -99,7 +98,6 @@ func (h *helper) applyAll() *Error {
 			err = h.step(f, name, fn)
 		}
 	}
-	run("", "open /dev/null", func() (e error) { h.devnull, e = os.Open(os.DevNull); return })
 	for _, cg := range c.Cgroups {
 		run("", "join cgroup "+cg, func() error { return joinCgroup(cg) })
 	}
