@@ -93,7 +93,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	repo, err := gitx.Open(ctx, f.repo)
+	repo, base, err := gitx.OpenResolve(ctx, f.repo, gate.BaseRev(c))
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 			logDir = filepath.Join(logDir, fmt.Sprintf("%03d", i+1))
 		}
 		v, err := gate.Run(ctx, gate.Options{
-			Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: f.diffs[i],
+			Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: f.diffs[i], Base: base,
 			Trust: trust, AllowUnsigned: f.allowUnsigned,
 			Repeat: f.repeat, LogDir: logDir, KeepWorktree: f.keepWorktree,
 			Env: gate.DefaultEnv(env.Getenv),

@@ -90,6 +90,9 @@ type Options struct {
 	CardPath string // as given, for messages and the oracle rule
 	Diff     []byte
 	DiffName string // as given on the command line
+	// Base is the card's base already resolved by the caller (see
+	// gitx.OpenResolve); "" makes the gate resolve it.
+	Base string
 
 	// Trust decides card.signature. It returns the principals that signed.
 	// When nil the card is treated as unsigned: the rule fails unless
@@ -265,24 +268,32 @@ func missingLayers(required, applied []string) []string {
 	return missing
 }
 
+// BaseRev is the revision a card pins: base_sha once signed, else base_ref.
+func BaseRev(c *card.Card) string {
+	if c.BaseSHA != "" {
+		return c.BaseSHA
+	}
+	return c.BaseRef
+}
+
 // resolveBase pins the base commit: the card's base_sha when signed in, else
 // its base_ref resolved once. A base that is not a commit here breaks
 // card.base.
 func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 	c := g.o.Card
-	want := c.BaseSHA
-	if want == "" {
-		want = c.BaseRef
-	}
-	out, err := g.o.Repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", want+"^{commit}")
-	if err != nil {
-		var ge *gitx.Error
-		if errors.As(err, &ge) {
-			return "", g.fail(RuleCardBase, fmt.Sprintf("base %q is not a commit in this repository", want))
+	want := BaseRev(c)
+	sha := g.o.Base
+	if sha == "" {
+		out, err := g.o.Repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", want+"^{commit}")
+		if err != nil {
+			var ge *gitx.Error
+			if errors.As(err, &ge) {
+				return "", g.fail(RuleCardBase, fmt.Sprintf("base %q is not a commit in this repository", want))
+			}
+			return "", err
 		}
-		return "", err
+		sha = strings.TrimSpace(string(out))
 	}
-	sha := strings.TrimSpace(string(out))
 	if c.BaseSHA != "" && sha != c.BaseSHA {
 		return "", g.fail(RuleCardBase, fmt.Sprintf("base_sha %s resolves to %s", c.BaseSHA, sha))
 	}

@@ -61,6 +61,9 @@ func JSON(w io.Writer, v *gate.Verdict) error {
 
 // JSONError writes the `--json` form of trouble (exit 2).
 func JSONError(w io.Writer, err error) {
-	b, _ := json.Marshal(map[string]string{"verdict": "error", "error": err.Error()})
+	b, _ := json.Marshal(struct {
+		Verdict string `json:"verdict"`
+		Error   string `json:"error"`
+	}{"error", err.Error()})
 	fmt.Fprintf(w, "%s\n", b)
 }
