@@ -125,6 +125,9 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	// with --force re-signed from scratch. Co-signing a card whose signed
 	// bytes changed since would add a signature nobody else made.
 	witness := len(c.Signatures) > 0 && !*force
+	if *force && len(c.Signatures) > 0 {
+		fmt.Fprintf(env.Stderr, "--force: if the table says sign, the card's %d signature(s) are replaced\n", len(c.Signatures))
+	}
 	if witness {
 		if c.Signoff == nil || c.BaseSHA == "" {
 			return Errorf("%s carries signatures but no signoff or base_sha", *path).
