@@ -14,6 +14,7 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/loop"
 	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 const loopStartUsage = `failpass loop start --branch BRANCH --reviewer SPEC --fixer SPEC
@@ -58,6 +59,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.baseURL, "base-url", "", "base `URL` of openai/ adapters (default $OPENAI_BASE_URL)")
 	fs.StringVar(&f.keyEnv, "key-env", "", "`VAR` holding the openai/ API key (default OPENAI_API_KEY)")
 	fs.BoolVar(&f.json, "json", false, "print the terminal result as JSON")
+	sandboxFlag := fs.String("sandbox", "", "off: run validation uncontained (default: contained)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -76,6 +78,9 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{Msg: "--allow-unsigned and --allowed-signers exclude each other"}
 	case f.recordKey != "":
 		return notBuilt("loop start --record-key")
+	}
+	if *sandboxFlag != "" && *sandboxFlag != "off" {
+		return &UsageError{Msg: fmt.Sprintf("--sandbox=%s: the only value is off", *sandboxFlag)}
 	}
 	if f.branch == "" && f.invocation == "" {
 		return &UsageError{Msg: "loop start needs --branch BRANCH"}
@@ -96,7 +101,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 	}
 	settings := &loop.Settings{Reviewer: f.reviewer, Fixer: f.fixer, Decider: f.decider, Card: absPath(f.card),
 		Remote: f.remote, BaseURL: f.baseURL, KeyEnv: f.keyEnv, WorkingDir: cwd, AllowUnsigned: f.allowUnsigned,
-		AllowedSigners: absPath(f.allowedSigners)}
+		AllowedSigners: absPath(f.allowedSigners), NoSandbox: *sandboxFlag == "off"}
 	if f.lenses != "" {
 		if settings.Lenses, err = model.ParseLenses(f.lenses); err != nil {
 			return Errorf("--lenses: %v", err)
@@ -171,6 +176,10 @@ func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Set
 func loopConfig(env *Env, st *loop.Settings, cp *loop.CardPolicy) (loop.Config, error) {
 	opts := model.Options{BaseURL: st.BaseURL, KeyEnv: st.KeyEnv, Getenv: env.Getenv, Dir: st.WorkingDir}
 	cfg := loop.Config{ReviewerID: st.Reviewer, FixerID: st.Fixer, Lenses: st.Lenses, Card: cp, Remote: st.Remote, Log: env.Stderr}
+	if !st.NoSandbox {
+		// Validation runs contained, as the gate's commands do.
+		cfg.Sandbox = &sandbox.Policy{}
+	}
 	mk := func(flag, s string) (model.Adapter, error) {
 		spec, err := model.ParseSpec(s)
 		if err != nil {

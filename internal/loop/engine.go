@@ -14,6 +14,7 @@ import (
 	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // Config is how one invocation runs: the adapters of its roles and
@@ -37,6 +38,9 @@ type Config struct {
 	// Env is the environment of validation commands (nil: run's minimal
 	// default).
 	Env []string
+	// Sandbox, when set, contains every validation command (run.Spec's
+	// sandbox): the CLI sets it; nil runs validation uncontained.
+	Sandbox *sandbox.Policy
 	// ValidationTimeout bounds one validation command without a card
 	// (default 10m).
 	ValidationTimeout time.Duration

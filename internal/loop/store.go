@@ -237,6 +237,8 @@ type Settings struct {
 	// judged at start; resume judges it the same way again.
 	AllowUnsigned  bool   `json:"allow_unsigned,omitempty"`
 	AllowedSigners string `json:"allowed_signers,omitempty"`
+	// NoSandbox: --sandbox=off, validation runs uncontained.
+	NoSandbox bool `json:"no_sandbox,omitempty"`
 }
 
 // SaveSettings writes the settings file.

@@ -58,7 +58,8 @@ func (e *engine) runValidation(dir, tag string) ([]contract.ValidationOutcome, m
 		for k, v := range s.env {
 			env = append(append([]string(nil), env...), k+"="+v)
 		}
-		res, err := run.Run(e.ctx, run.Spec{Argv: s.argv, Root: dir, Workdir: s.workdir, Env: env, Timeout: s.timeout, Log: logPath})
+		res, err := run.Run(e.ctx, run.Spec{Argv: s.argv, Root: dir, Workdir: s.workdir, Env: env, Timeout: s.timeout, Log: logPath,
+			Sandbox: e.cfg.Sandbox})
 		logs[s.cmd.Name] = logPath
 		switch {
 		case err != nil:
