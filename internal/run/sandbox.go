@@ -42,13 +42,13 @@ func (sb *sandboxRun) wrap(cmd *exec.Cmd, path, dir string) {
 		cmd.Err = err
 		return
 	}
+	if l == nil {
+		return // no helper on this system: the command runs as it is, with the sandbox's environment
+	}
 	cmd.Path, cmd.Args, cmd.Env = l.Path, l.Args, l.Env
 	cmd.ExtraFiles = l.ExtraFiles
 	cmd.Err = nil
-	attr := cmd.SysProcAttr
-	attr.Cloneflags |= l.Cloneflags
-	attr.UidMappings, attr.GidMappings = l.UidMappings, l.GidMappings
-	attr.GidMappingsEnableSetgroups = false
+	setNamespaces(cmd.SysProcAttr, l)
 }
 
 // finish folds the helper's report into res, removes the sandbox's

@@ -1,0 +1,121 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// bind is a folder (or file) bind-mounted onto itself, read-only or not.
+type bind struct {
+	Path string `json:"path"`
+	RO   bool   `json:"ro"`
+}
+
+// gitPaths are the git files and folders of a worktree.
+type gitPaths struct {
+	dotGit    string // <root>/.git: a folder, or a file pointing at gitDir
+	gitDir    string
+	commonDir string
+}
+
+// findGitPaths reads root/.git (a folder, or a linked worktree's
+// `gitdir:` file) and the gitdir's `commondir` file. It never runs git:
+// its answers must not depend on a config the command may have touched.
+func findGitPaths(root string) (gitPaths, error) {
+	g := gitPaths{dotGit: filepath.Join(root, ".git")}
+	fi, err := os.Lstat(g.dotGit)
+	if err != nil {
+		return g, fmt.Errorf("sandbox: %s is not a git worktree: %w", root, err)
+	}
+	switch {
+	case fi.IsDir():
+		g.gitDir = g.dotGit
+	case fi.Mode().IsRegular():
+		b, err := os.ReadFile(g.dotGit)
+		if err != nil {
+			return g, fmt.Errorf("sandbox: %w", err)
+		}
+		d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+		if !ok {
+			return g, fmt.Errorf("sandbox: %s: not a gitdir file", g.dotGit)
+		}
+		d = strings.TrimSpace(d)
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(root, d)
+		}
+		g.gitDir = d
+	default:
+		return g, fmt.Errorf("sandbox: %s is neither a folder nor a gitdir file", g.dotGit)
+	}
+	if g.gitDir, err = filepath.EvalSymlinks(g.gitDir); err != nil {
+		return g, fmt.Errorf("sandbox: git folder: %w", err)
+	}
+	g.commonDir = g.gitDir
+	if b, err := os.ReadFile(filepath.Join(g.gitDir, "commondir")); err == nil {
+		d := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(g.gitDir, d)
+		}
+		if g.commonDir, err = filepath.EvalSymlinks(d); err != nil {
+			return g, fmt.Errorf("sandbox: git common folder: %w", err)
+		}
+	}
+	return g, nil
+}
+
+// gitBinds orders the bind mounts: the git folders read-only, then the
+// writable folders that live below them (a failpass worktree lives in
+// the common dir) read-write again, then root/.git read-only (inside
+// the writable worktree), parents before children.
+func gitBinds(g gitPaths, writable []string) []bind {
+	bs := []bind{{Path: g.commonDir, RO: true}}
+	if !within(g.commonDir, g.gitDir) {
+		bs = append(bs, bind{Path: g.gitDir, RO: true})
+	}
+	for _, w := range writable {
+		for _, ro := range []string{g.commonDir, g.gitDir} {
+			if within(ro, w) && w != ro {
+				bs = append(bs, bind{Path: w})
+				break
+			}
+		}
+	}
+	if g.dotGit != g.gitDir {
+		bs = append(bs, bind{Path: g.dotGit, RO: true})
+	}
+	sort.SliceStable(bs, func(i, j int) bool { return depth(bs[i].Path) < depth(bs[j].Path) })
+	return bs
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
+
+func bindPaths(bs []bind) []string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, b.Path)
+	}
+	return out
+}
+
+// keepUnder returns the outermost of paths that lie below top: what must
+// be re-bound after a tmpfs covers top.
+func keepUnder(top string, paths []string) []string {
+	var under []string
+	for _, p := range paths {
+		if p != top && within(top, p) {
+			under = append(under, filepath.Clean(p))
+		}
+	}
+	sort.Slice(under, func(i, j int) bool { return len(under[i]) < len(under[j]) })
+	var out []string
+	for _, p := range under {
+		if !slices.ContainsFunc(out, func(o string) bool { return within(o, p) }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Off Linux there are no namespaces, Landlock or cgroups: every layer is
+// missing, and the only protections left are the environment allow-list,
+// argv[0] resolution outside the worktree, a private HOME and TMPDIR, and
+// the git configuration snapshot. Commands run uncontained (Launch is nil).
+
+// Probe says which layers this machine provides: none, off Linux.
+func Probe() Report {
+	why := map[Feature]string{}
+	for _, f := range allFeatures {
+		why[f] = "not Linux"
+	}
+	return reportFor(map[Feature]bool{FeatEnv: true, FeatArgv0: true}, why, 0)
+}
+
+// Prepared is the sandbox set up for one command.
+type Prepared struct {
+	Env    []string
+	Report Report
+
+	git     *GitSnapshot
+	hostTmp string
+	done    bool
+}
+
+// Prepare sets up what can be set up off Linux: the environment, a
+// private temp folder and HOME, the git snapshot.
+func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
+	gp, err := findGitPaths(root)
+	if err != nil {
+		return nil, err
+	}
+	pr := &Prepared{Report: Probe()}
+	if pr.git, err = SnapshotGit(gp.gitDir, gp.commonDir); err != nil {
+		return nil, err
+	}
+	if pr.hostTmp, err = os.MkdirTemp("", "failpass-sandbox-"); err != nil {
+		return nil, fmt.Errorf("sandbox: private temp folder: %w", err)
+	}
+	home := filepath.Join(pr.hostTmp, "home")
+	os.Mkdir(home, 0o700)
+	hostHome := ""
+	for _, kv := range base {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			hostHome = v
+		}
+	}
+	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.hostTmp, Home: home, CacheDir: p.CacheDir, HostHome: hostHome},
+		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
+	return pr, nil
+}
+
+// Launch is how to start the helper; off Linux there is none.
+type Launch struct {
+	Path       string
+	Args       []string
+	Env        []string
+	ExtraFiles []*os.File
+}
+
+// Command is the command to contain, as the caller checked it.
+type Command struct {
+	Path string
+	Argv []string
+	Dir  string
+}
+
+// Outcome is how a contained command ended, as the helper saw it.
+type Outcome struct {
+	Known    bool
+	Started  bool
+	Exit     int
+	Signal   string
+	StartErr error
+}
+
+// Launch returns nil: the caller runs the command itself.
+func (pr *Prepared) Launch(c Command) (*Launch, error) { return nil, nil }
+
+// Finish removes the private folder and checks the git configuration.
+func (pr *Prepared) Finish() (Outcome, error) {
+	pr.Close()
+	return Outcome{}, pr.git.Check()
+}
+
+// Close removes the private folder.
+func (pr *Prepared) Close() error {
+	if !pr.done {
+		pr.done = true
+		os.RemoveAll(pr.hostTmp)
+	}
+	return nil
+}
+
+// Main is the helper; off Linux it is never started.
+func Main(args []string) int {
+	fmt.Fprintln(os.Stderr, "failpass: the sandbox helper runs only on Linux")
+	return 125
+}
