@@ -188,5 +188,5 @@ func gateTrust(ctx context.Context, env *Env, repo *gitx.Repo, f *gateFlags) (fu
 	if path == "" {
 		return nil, nil
 	}
-	return cardTrust(path)
+	return cardTrustIn(repo, path)
 }
