@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/failpass/failpass/internal/run"
 )
@@ -56,11 +57,21 @@ func (c *commandAdapter) Call(ctx context.Context, role Role, request []byte, wo
 	}
 	env := append(append([]string(nil), c.baseEnv()...), "FAILPASS_ROLE="+string(role))
 	spec := "cmd:" + c.program
+	// stderr goes to a scratch log, so a failing program's last words can
+	// be quoted in the error; it never reaches the reply.
+	logDir, err := os.MkdirTemp("", "failpass-adapter-log-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(logDir)
+	logPath := filepath.Join(logDir, "stderr")
 	out, res, err := run.Capture(ctx, run.Spec{
 		Argv:    []string{c.program},
 		Root:    root,
 		Env:     env,
 		Timeout: c.opts.Timeout,
+		Log:     logPath,
+		MaxLog:  maxStderr,
 	}, request, c.opts.MaxReply)
 	var lim *run.OutputLimitError
 	if errors.As(err, &lim) {
@@ -81,6 +92,9 @@ func (c *commandAdapter) Call(ctx context.Context, role Role, request []byte, wo
 		ae.Err = ctx.Err()
 		return nil, ae
 	case res.Signal != "" || res.Exit != 0:
+		if tail := lastLine(logPath); tail != "" {
+			ae.Reason += ": " + tail
+		}
 		return nil, ae
 	}
 	return out, nil
@@ -108,4 +122,17 @@ func (c *commandAdapter) baseEnv() []string {
 		}
 	}
 	return out
+}
+
+// maxStderr bounds what is kept of an adapter program's stderr.
+const maxStderr = 64 << 10
+
+// lastLine is the last non-empty line of a log, clipped, or "".
+func lastLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(strings.ToValidUTF8(string(b), "?")), "\n")
+	return clip(lines[len(lines)-1], maxErrorText)
 }

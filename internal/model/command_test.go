@@ -53,7 +53,7 @@ func TestCommandAdapter(t *testing.T) {
 		{name: "workdir", body: "pwd\n", workdir: work, want: work + "\n"},
 		{name: "no workdir is a fresh empty folder", body: "ls -A | wc -l | tr -d ' '\n", want: "0\n"},
 		{name: "no secrets in the environment", body: "printf %s \"${OPENAI_API_KEY:-none}\"\n", want: "none"},
-		{name: "exits non-zero", body: "echo oops >&2; exit 3\n", fail: "exit 3"},
+		{name: "exits non-zero", body: "echo oops >&2; exit 3\n", fail: "exit 3: oops"},
 		{name: "hangs", body: "sleep 30\n", opts: Options{Timeout: 300 * time.Millisecond}, fail: "timed out", timeout: true},
 		{name: "hangs with a setsid child holding stdout", body: "setsid sleep 30 &\nsleep 30\n", opts: Options{Timeout: 300 * time.Millisecond}, fail: "timed out", timeout: true},
 		{name: "huge output", body: "yes\n", opts: Options{MaxReply: 4096}, fail: "larger than 4096 bytes", over: true},
@@ -181,6 +181,7 @@ func TestFixCommand(t *testing.T) {
 		{name: "diff does not apply", body: "printf -- '--- a/README\\n+++ b/README\\n@@ -1 +1 @@\\n-nothere\\n+x\\n'\n", refuse: "does not apply"},
 		{name: "diff escapes the worktree", body: "printf -- '--- a/../escape\\n+++ b/../escape\\n@@ -0,0 +1 @@\\n+x\\n'\n", refuse: "does not apply"},
 		{name: "garbage", body: "echo 'I fixed it!'\n", refuse: "no unified diff"},
+		{name: "edits and talks", body: "printf 'hello\\n' > README; echo done\n", refuse: "stdout must stay empty"},
 		{name: "hangs", body: "sleep 30\n", fail: "timed out"},
 	}
 	dir := t.TempDir()

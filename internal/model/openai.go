@@ -100,12 +100,14 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	t.mu.Lock()
 	t.status = res.StatusCode
 	t.mu.Unlock()
+	// An oversize reply is an answer, not a transport failure: returning
+	// an error here would make the SDK retry it. The body fails on read
+	// instead (at once when Content-Length already says too much).
+	left := t.max
 	if res.ContentLength > t.max {
-		res.Body.Close()
-		t.markOversize()
-		return nil, &OversizeError{What: "model reply", Limit: t.max}
+		left = -1
 	}
-	res.Body = &boundedBody{rc: res.Body, left: t.max, t: t}
+	res.Body = &boundedBody{rc: res.Body, left: left, t: t}
 	return res, nil
 }
 
@@ -123,6 +125,7 @@ type boundedBody struct {
 
 func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.left < 0 {
+		b.t.markOversize()
 		return 0, &OversizeError{What: "model reply", Limit: b.t.max}
 	}
 	if int64(len(p)) > b.left+1 {

@@ -127,6 +127,11 @@ func TestOpenAIDraft(t *testing.T) {
 		{name: "diff touches a denied path", steps: steps(reply(deniedDiff)), refuse: "touches docs/guide.md", calls: 1},
 		{name: "suggests raising the budget", steps: steps(reply(goodDiff + "\nYou may need to raise the budget to 4 files.")), refuse: "change the card", calls: 1},
 		{name: "oversized reply", steps: steps(reply(strings.Repeat("x", 4096))), opts: Options{MaxReply: 1024}, fail: "larger than 1024 bytes", calls: 1},
+		{name: "oversized with content-length is not retried", steps: steps(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "100000")
+			w.Write([]byte(strings.Repeat(" ", 100000)))
+		}), opts: Options{MaxReply: 1024}, fail: "larger than 1024 bytes", calls: 1},
 		{name: "429 then success", steps: steps(status(429), reply(goodDiff)), diff: goodDiff, calls: 2},
 		{name: "500 storm", steps: steps(status(500)), opts: Options{Retries: 2}, fail: "HTTP 500 after 3 attempt(s)", calls: 3},
 		{name: "400 is not retried", steps: steps(status(400)), fail: "HTTP 400 after 1 attempt(s)", calls: 1},
@@ -315,5 +320,18 @@ func TestOpenAIDecider(t *testing.T) {
 		if ds != nil || !errors.As(err, &re) || !strings.Contains(re.Error(), tt.refuse) {
 			t.Errorf("Decide(%s) = %v, %v; want refusal %q", tt.content, ds, err, tt.refuse)
 		}
+	}
+}
+
+func TestOpenAIReviewerNeedsInlineDiff(t *testing.T) {
+	f, srv := newFake(t, reply(resultReply(t, "clean")))
+	p := testPacket()
+	p.Candidate.Diff = PacketDiff{Format: "unified_diff", Complete: true, Path: "/tmp/candidate.diff"}
+	r, err := Review(context.Background(), adapterFor(t, srv, Options{}), p, "", nil)
+	if r != nil || err == nil || !strings.Contains(err.Error(), "inline") {
+		t.Fatalf("Review with a path diff = %v, %v; want an error asking for the diff inline", r, err)
+	}
+	if f.count() != 0 {
+		t.Fatalf("the endpoint was called %d time(s) for a packet it cannot read", f.count())
 	}
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -55,8 +56,13 @@ func PromptFor(role Role, request []byte) (Prompt, error) {
 		}
 		return Prompt{User: r.Prompt}, nil
 	case RoleReviewer:
-		if _, err := ParsePacket(request); err != nil {
+		p, err := ParsePacket(request)
+		if err != nil {
 			return Prompt{}, err
+		}
+		if p.Candidate.Diff.Content == "" {
+			// An endpoint cannot open a file on this machine.
+			return Prompt{}, errors.New("model: an openai/ reviewer needs the packet's diff inline (candidate.diff.content), not a path")
 		}
 		return Prompt{System: reviewerInstructions, User: "Review packet:\n" + string(request), JSON: true}, nil
 	case RoleFixer:

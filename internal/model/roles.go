@@ -317,10 +317,13 @@ func Fix(ctx context.Context, a Adapter, req *FixRequest, worktree string) (*Fix
 		}
 		return &FixOutcome{Changed: true}, nil
 	}
+	r, err := ExtractDiff(reply)
 	if dirty {
+		if err != nil {
+			return nil, refuse(RoleFixer, "the fixer edited files and wrote text on stdout (stdout must stay empty when it edits)")
+		}
 		return nil, refuse(RoleFixer, "the fixer both edited files and wrote a diff")
 	}
-	r, err := ExtractDiff(reply)
 	if err != nil {
 		var re *RefusedError
 		if errors.As(err, &re) {
