@@ -192,3 +192,15 @@ func TestGitBinds(t *testing.T) {
 		t.Errorf("gitBinds = %+v, want %+v", got, want)
 	}
 }
+
+func TestCardCacheDir(t *testing.T) {
+	for _, tc := range []struct{ digest, want string }{
+		{"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "/r/.git/failpass/cache/sandbox/0123456789abcdef0123456789abcdef"},
+		{"", "/r/.git/failpass/cache/sandbox/unknown"},
+		{"sha256:../../x", "/r/.git/failpass/cache/sandbox/unknown"},
+	} {
+		if got := CardCacheDir("/r/.git", tc.digest); got != tc.want {
+			t.Errorf("CardCacheDir(%q) = %q, want %q", tc.digest, got, tc.want)
+		}
+	}
+}

@@ -5,7 +5,9 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -235,4 +237,18 @@ type status struct {
 func (s status) marshal() []byte {
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// CardCacheDir is where the build caches of the card whose digest is
+// cardDigest ("sha256:<hex>") live: under the repository's git common
+// directory, shared by every run of that card and by nothing else.
+func CardCacheDir(commonDir, cardDigest string) string {
+	d := strings.TrimPrefix(cardDigest, "sha256:")
+	if len(d) > 32 {
+		d = d[:32]
+	}
+	if d == "" || strings.ContainsAny(d, `/\.`) {
+		d = "unknown"
+	}
+	return filepath.Join(commonDir, "failpass", "cache", "sandbox", d)
 }
