@@ -226,7 +226,15 @@ func (e *engine) commit(w *worktree.Worktree, seq int, ids []string, failure str
 		subject += " (failed, preserved)"
 		body = "Failed: " + failure
 	}
-	if _, err := w.Git(e.ctx, "-c", "commit.gpgsign=false", "commit", "--no-verify", "--allow-empty-message", "-q", "-m", subject, "-m", body); err != nil {
+	args := []string{"-c", "commit.gpgsign=false"}
+	_, aerr := w.Git(e.ctx, "var", "GIT_AUTHOR_IDENT")
+	_, cerr := w.Git(e.ctx, "var", "GIT_COMMITTER_IDENT")
+	if aerr != nil || cerr != nil {
+		// No identity configured: the commit is failpass's, and says so.
+		args = append(args, "-c", "user.name=failpass loop", "-c", "user.email=failpass@localhost")
+	}
+	args = append(args, "commit", "--no-verify", "--allow-empty-message", "-q", "-m", subject, "-m", body)
+	if _, err := w.Git(e.ctx, args...); err != nil {
 		return "", err
 	}
 	out, err := w.Git(e.ctx, "rev-parse", "--verify", "HEAD")
