@@ -17,7 +17,8 @@ import (
 )
 
 const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--repo DIR] [--json]
-    [--allow-unsigned | --allowed-signers FILE] [--repeat N] [--keep-worktree] [--log-dir DIR]`
+    [--allow-unsigned | --allowed-signers FILE] [--repeat N] [--keep-worktree] [--log-dir DIR]
+    [--record FILE [--record-key KEY]]`
 
 type gateFlags struct {
 	card           string
@@ -29,6 +30,8 @@ type gateFlags struct {
 	repeat         int
 	keepWorktree   bool
 	logDir         string
+	record         string
+	recordKey      string
 }
 
 func runGate(ctx context.Context, env *Env, args []string) error {
@@ -43,6 +46,8 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	fs.IntVar(&f.repeat, "repeat", 1, "run every card command `N` times; disagreeing runs break the rule")
 	fs.BoolVar(&f.keepWorktree, "keep-worktree", false, "leave the worktree in place for inspection")
 	fs.StringVar(&f.logDir, "log-dir", "", "write command logs under `DIR`")
+	fs.StringVar(&f.record, "record", "", "write a signed record of the run to `FILE` (signature in FILE.sig)")
+	fs.StringVar(&f.recordKey, "record-key", "", "SSH `KEY` that signs the record (default: the ssh-agent's key)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -75,6 +80,10 @@ func checkGateFlags(f *gateFlags, pos []string) error {
 		return &UsageError{Msg: fmt.Sprintf("--repeat %d: want 1 to 100", f.repeat)}
 	case f.allowUnsigned && f.allowedSigners != "":
 		return &UsageError{Msg: "--allow-unsigned and --allowed-signers exclude each other"}
+	case f.record != "" && len(f.diffs) > 1:
+		return &UsageError{Msg: "--record takes one candidate", Hint: "gate candidates one at a time to record each"}
+	case f.recordKey != "" && f.record == "":
+		return &UsageError{Msg: "--record-key needs --record FILE"}
 	}
 	stdin := 0
 	for _, d := range f.diffs {
@@ -127,6 +136,11 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 		}
 		if v.Verdict != gate.Pass {
 			failed++
+		}
+		if f.record != "" {
+			if err := gateRecord(ctx, env, repo, c, d, v, f.record, f.recordKey); err != nil {
+				return err
+			}
 		}
 		if f.json {
 			if err := report.JSON(env.Stdout, v); err != nil {
