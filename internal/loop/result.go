@@ -14,6 +14,9 @@ func (e *engine) finish(s *stop, persist bool) (*Outcome, error) {
 	if s.detail != "" {
 		e.logf("%s/%s: %s", s.state, s.reason, s.detail)
 	}
+	if persist && s.state != "converged" {
+		e.rereadBaseAtReturn()
+	}
 	e.refreshSource()
 	next := "none: the invocation returned " + s.state
 	if s.reason != "" {
@@ -42,6 +45,22 @@ func (e *engine) finish(s *stop, persist bool) (*Outcome, error) {
 		}
 	}
 	return &Outcome{Result: tr, JSON: data, Persisted: persist, Dir: e.store.Dir}, nil
+}
+
+// rereadBaseAtReturn rereads the base before returning: a moved base is
+// recorded, and the validation evidence bound to the old one dropped, so
+// the result never presents stale evidence as current. (A converged
+// result reread it at publication, just before.)
+func (e *engine) rereadBaseAtReturn() {
+	sha, err := resolveCommit(e.ctx, e.repo, e.cp.ComparisonBase.Ref)
+	if err != nil || sha == e.cp.ComparisonBase.SHA {
+		return
+	}
+	nb := contract.BaseRef{Ref: e.cp.ComparisonBase.Ref, SHA: sha}
+	e.cp.ComparisonBase = nb
+	e.cp.BaseRevisionHistory = append(e.cp.BaseRevisionHistory, nb)
+	e.cp.ValidationOutcomes = notYetRun(e.inv.Validation)
+	e.logf("base %s moved to %s before return; its evidence is not current", nb.Ref, short(sha))
 }
 
 // refreshSource records the last verified remote head under update_pr.

@@ -84,6 +84,13 @@ func Resume(ctx context.Context, repo *gitx.Repo, id string, cfg Config) (*Outco
 
 // finishUnpersisted returns a result without writing anything.
 func (e *engine) finishUnpersisted(s *stop) (*Outcome, error) {
+	// The result describes the checkpoint as held in memory (reconcile may
+	// have recorded a recovered commit before a later check failed).
+	if _, doc, err := toDoc(e.cp); err == nil {
+		if vs, err := contract.ValidateDocument(contract.KindCheckpoint, doc); err == nil && len(vs) == 0 {
+			e.cpDoc = doc
+		}
+	}
 	tr := e.terminal(s)
 	if e.resumed {
 		tr.ResumeStatus = "resume_unavailable"
