@@ -11,10 +11,12 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/loop"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/sign"
 )
 
 const loopStartUsage = `failpass loop start --branch BRANCH --reviewer SPEC --fixer SPEC
@@ -53,7 +55,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 	fs.IntVar(&f.pr, "pr", 0, "pull request number `N`")
 	fs.StringVar(&f.prHeadRef, "pr-head-ref", "", "the pull request's head `REF` on the remote")
 	fs.StringVar(&f.expectedOld, "expected-old", "", "the remote head `SHA` the update must replace")
-	fs.StringVar(&f.recordKey, "record-key", "", "SSH `KEY` to sign each attempt's gate record with (not built yet)")
+	fs.StringVar(&f.recordKey, "record-key", "", "SSH `KEY` that signs each attempt's gate record (kept in the loop's records/)")
 	fs.StringVar(&f.id, "id", "", "invocation `ID` (default: derived from the branch and head)")
 	fs.StringVar(&f.repo, "repo", ".", "repository `DIR`")
 	fs.StringVar(&f.baseURL, "base-url", "", "base `URL` of openai/ adapters (default $OPENAI_BASE_URL)")
@@ -76,8 +78,8 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{Msg: "--card needs --allowed-signers FILE or --allow-unsigned"}
 	case f.allowUnsigned && f.allowedSigners != "":
 		return &UsageError{Msg: "--allow-unsigned and --allowed-signers exclude each other"}
-	case f.recordKey != "":
-		return notBuilt("loop start --record-key")
+	case f.recordKey != "" && f.card == "":
+		return &UsageError{Msg: "--record-key needs --card FILE", Hint: "the signed record is the gate's verdict on each attempt, which needs the card"}
 	}
 	if *sandboxFlag != "" && *sandboxFlag != "off" {
 		return &UsageError{Msg: fmt.Sprintf("--sandbox=%s: the only value is off", *sandboxFlag)}
@@ -101,14 +103,15 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 	}
 	settings := &loop.Settings{Reviewer: f.reviewer, Fixer: f.fixer, Decider: f.decider, Card: absPath(f.card),
 		Remote: f.remote, BaseURL: f.baseURL, KeyEnv: f.keyEnv, WorkingDir: cwd, AllowUnsigned: f.allowUnsigned,
-		AllowedSigners: absPath(f.allowedSigners), NoSandbox: *sandboxFlag == "off"}
+		AllowedSigners: absPath(f.allowedSigners), NoSandbox: *sandboxFlag == "off", RecordKey: absPath(f.recordKey)}
 	if f.lenses != "" {
 		if settings.Lenses, err = model.ParseLenses(f.lenses); err != nil {
 			return Errorf("--lenses: %v", err)
 		}
 	}
+	var trust func(*card.Card) ([]string, error)
 	if f.card != "" {
-		if req.Card, err = loadCardPolicy(ctx, env, repo, settings); err != nil {
+		if req.Card, trust, err = loadCardPolicy(ctx, env, repo, settings); err != nil {
 			return err
 		}
 	}
@@ -128,7 +131,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := loopConfig(env, settings, req.Card)
+	cfg, err := loopConfig(env, settings, req.Card, trust)
 	if err != nil {
 		return err
 	}
@@ -150,30 +153,32 @@ func absPath(p string) string {
 	return a
 }
 
-// loadCardPolicy loads, checks the signature of, and prepares the card.
-func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Settings) (*loop.CardPolicy, error) {
+// loadCardPolicy loads, checks the signature of, and prepares the card;
+// it also returns the signature check (nil for an unsigned card).
+func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Settings) (*loop.CardPolicy, func(*card.Card) ([]string, error), error) {
 	c, err := card.Load(st.Card)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var trust func(*card.Card) ([]string, error)
 	if st.AllowUnsigned {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
 	} else {
-		trust, err := cardTrust(st.AllowedSigners)
-		if err != nil {
-			return nil, err
+		if trust, err = cardTrust(st.AllowedSigners); err != nil {
+			return nil, nil, err
 		}
 		if _, err := trust(c); err != nil {
-			return nil, Errorf("card %s: signature: %v", st.Card, err).Hint("sign it with 'failpass card sign', or pass --allow-unsigned deliberately")
+			return nil, nil, Errorf("card %s: signature: %v", st.Card, err).Hint("sign it with 'failpass card sign', or pass --allow-unsigned deliberately")
 		}
 	}
-	return loop.NewCardPolicy(ctx, repo, c, st.Card)
+	p, err := loop.NewCardPolicy(ctx, repo, c, st.Card)
+	return p, trust, err
 }
 
 // loopConfig makes the adapters of the settings. A reviewer that cannot
 // be made is recorded, not fatal: the loop turns it into
 // blocked/missing_capability (or an in-agent override).
-func loopConfig(env *Env, st *loop.Settings, cp *loop.CardPolicy) (loop.Config, error) {
+func loopConfig(env *Env, st *loop.Settings, cp *loop.CardPolicy, trust func(*card.Card) ([]string, error)) (loop.Config, error) {
 	opts := model.Options{BaseURL: st.BaseURL, KeyEnv: st.KeyEnv, Getenv: env.Getenv, Dir: st.WorkingDir}
 	cfg := loop.Config{ReviewerID: st.Reviewer, FixerID: st.Fixer, Lenses: st.Lenses, Card: cp, Remote: st.Remote, Log: env.Stderr}
 	if !st.NoSandbox {
@@ -202,6 +207,14 @@ func loopConfig(env *Env, st *loop.Settings, cp *loop.CardPolicy) (loop.Config, 
 		if cfg.Decider, err = mk("--decider", st.Decider); err != nil {
 			return cfg, err
 		}
+	}
+	if st.RecordKey != "" {
+		signer, err := sign.LoadSigner(st.RecordKey, env.Getenv)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Record = &loop.Recorder{Signer: signer, Trust: trust, AllowUnsigned: st.AllowUnsigned,
+			Env: gate.DefaultEnv(env.Getenv), CardPath: st.Card}
 	}
 	if p := env.Getenv("PATH"); p != "" {
 		cfg.Env = []string{"PATH=" + p, "LANG=C.UTF-8"}
@@ -259,12 +272,13 @@ func runLoopResume(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	var cp *loop.CardPolicy
+	var trust func(*card.Card) ([]string, error)
 	if st.Card != "" {
-		if cp, err = loadCardPolicy(ctx, env, repo, st); err != nil {
+		if cp, trust, err = loadCardPolicy(ctx, env, repo, st); err != nil {
 			return err
 		}
 	}
-	cfg, err := loopConfig(env, st, cp)
+	cfg, err := loopConfig(env, st, cp, trust)
 	if err != nil {
 		return err
 	}

@@ -121,6 +121,7 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	if err := e.verifyParent(commit, head); err != nil {
 		return attemptOutcome{}, blocked("candidate_integrity_failure", "attempt %d: %v", seq, err)
 	}
+	e.recordAttempt(seq, commit)
 	if _, err := e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: attempt commit", ref, commit, head); err != nil {
 		return attemptOutcome{}, err
 	}

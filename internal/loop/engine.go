@@ -38,6 +38,8 @@ type Config struct {
 	// Env is the environment of validation commands (nil: run's minimal
 	// default).
 	Env []string
+	// Record, when set, keeps a signed gate record per attempt (needs Card).
+	Record *Recorder
 	// Sandbox, when set, contains every validation command (run.Spec's
 	// sandbox): the CLI sets it; nil runs validation uncontained.
 	Sandbox *sandbox.Policy
