@@ -81,10 +81,11 @@ func PromptFor(role Role, request []byte) (Prompt, error) {
 
 // Bounds of the stack a prompt carries: a short stack is what the seed
 // allows a model to see, so a long one is cut to its head and tail (where
-// the throw site and the test frame usually are).
+// the throw site and the test frame usually are), and each line to a
+// width. Together they bound a stack to about 40×200 characters.
 const (
-	MaxStackLines = 40
-	MaxStackBytes = 4000
+	MaxStackLines     = 40
+	MaxStackLineRunes = 200
 	// MaxStackFile bounds the stack file read from disk.
 	MaxStackFile = 1 << 20
 )
@@ -122,10 +123,11 @@ func BuildPrompt(p PromptParts) string {
 	return string(b[:len(b)-1])
 }
 
-// TrimStack bounds a stack to MaxStackLines lines and MaxStackBytes bytes,
-// keeping the first and last lines and saying how many were cut. Invalid
-// UTF-8 and control characters other than tab are replaced, so a stack
-// cannot smuggle terminal escapes into a prompt.
+// TrimStack bounds a stack to MaxStackLines lines of at most
+// MaxStackLineRunes characters, keeping the first and last lines and
+// saying how many were cut. Invalid UTF-8 and control characters other
+// than tab are replaced, so a stack cannot smuggle terminal escapes into a
+// prompt. TrimStack(TrimStack(s)) == TrimStack(s).
 func TrimStack(s string) string {
 	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\r\n", "\n"), "\uFFFD")
 	s = strings.Map(func(r rune) rune {
@@ -134,20 +136,22 @@ func TrimStack(s string) string {
 		}
 		return '\uFFFD'
 	}, s)
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) == 1 && lines[0] == "" {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
 		return ""
 	}
+	lines := strings.Split(s, "\n")
 	if len(lines) > MaxStackLines {
-		half := MaxStackLines / 2
+		// An odd count (half, marker, half) stays under the bound, so a
+		// second pass changes nothing.
+		half := (MaxStackLines - 1) / 2
 		cut := len(lines) - 2*half
 		lines = append(append(append([]string{}, lines[:half]...), fmt.Sprintf("… %d lines trimmed …", cut)), lines[len(lines)-half:]...)
 	}
-	out := strings.Join(lines, "\n") + "\n"
-	if len(out) > MaxStackBytes {
-		head := strings.ToValidUTF8(out[:MaxStackBytes/2], "")
-		tail := strings.ToValidUTF8(out[len(out)-MaxStackBytes/2:], "")
-		out = head + fmt.Sprintf("\n… %d bytes trimmed …\n", len(out)-len(head)-len(tail)) + tail
+	for i, l := range lines {
+		if r := []rune(l); len(r) > MaxStackLineRunes {
+			lines[i] = string(r[:MaxStackLineRunes-1]) + "…"
+		}
 	}
-	return out
+	return strings.Join(lines, "\n") + "\n"
 }
