@@ -148,16 +148,18 @@ func TestReviewerCannotWriteTheRepository(t *testing.T) {
 	// The user's checkout and the git dir are read-only to the reviewer:
 	// the write fails and is reported by the reviewer's own exit.
 	s := newScen(t, "hello world\n")
-	s.script("reviewer", reviewerPrelude+`echo x > "$REPO/app.txt" || exit 3
-git -C "$REPO" update-ref refs/heads/cand HEAD~1 || exit 4
+	// (Role programs get a minimal environment: the path is written in.)
+	s.script("reviewer", reviewerPrelude+`echo x > '`+s.dir+`/app.txt' || exit 3
+git -C '`+s.dir+`' update-ref refs/heads/cand HEAD~1 || exit 4
 result clean ""
 `)
 	s.script("fixer", "exit 1\n")
-	os.Setenv("REPO", s.dir)
-	defer os.Unsetenv("REPO")
 	cfg := s.config("reviewer", "fixer")
 	out := s.start(s.invocation("rofs", 3), cfg)
 	want(t, out, "blocked", "missing_capability")
+	if !strings.Contains(out.Result.OperatorAction, "exit 3") {
+		t.Fatalf("the reviewer's write did not fail: %s", out.Result.OperatorAction)
+	}
 	if got, _ := os.ReadFile(filepath.Join(s.dir, "app.txt")); string(got) != "hello world\n" || s.branchHead() != s.head {
 		t.Fatalf("the repository was written: %q", got)
 	}
