@@ -163,7 +163,7 @@ func runDraft(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.repo, "repo", ".", "the repository `DIR`")
 	fs.StringVar(&f.baseURL, "base-url", "", "base `URL` of an openai/ endpoint (default $OPENAI_BASE_URL)")
 	fs.StringVar(&f.keyEnv, "key-env", "", "`VAR` holding the openai/ API key (default OPENAI_API_KEY)")
-	fs.DurationVar(&f.timeout, "timeout", model.DefaultTimeout, "bound on one model call")
+	fs.DurationVar(&f.timeout, "timeout", model.DefaultTimeout, "bound on one model call, as a `DURATION` (90s, 5m)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err

@@ -118,10 +118,12 @@ type Options struct {
 	// KeyEnv names the variable holding the API key (default OPENAI_API_KEY).
 	// The key itself never travels on a command line.
 	KeyEnv string
-	// Timeout bounds one call (for openai/: each HTTP attempt and the whole
-	// call with retries are both bounded by it).
+	// Timeout bounds one call of a cmd: program, and each HTTP attempt of
+	// an openai/ call (whose retries and backoff get a deadline of their
+	// own: Timeout per attempt plus at most 8s of backoff between them).
 	Timeout time.Duration
-	// Retries bounds openai/ retries on 429 and 5xx; negative means none.
+	// Retries bounds openai/ retries on 429, 408, 409, 5xx and connection
+	// failures; 0 means DefaultRetries, negative means none.
 	Retries int
 	// Getenv reads the environment (tests pass their own).
 	Getenv func(string) string
