@@ -2,14 +2,61 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/record"
+	"github.com/failpass/failpass/internal/sign"
+	"github.com/failpass/failpass/internal/version"
 )
 
-// gateRecord writes the signed record of one gate run (--record). The
-// record work (issue 3, item 5) replaces this.
+// gateRecord writes the signed record of one gate run (--record): the
+// in-toto statement at path, its SSHSIG (namespace failpass-record-v1) at
+// path.sig. A failing verdict is recorded too: a record of a refusal is
+// evidence. Nothing here runs a card command; the patched tree is built in
+// git's object store.
 func gateRecord(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, diff []byte, v *gate.Verdict, path, key string) error {
-	return notBuilt("gate --record")
+	signer, err := sign.LoadSigner(key, env.Getenv)
+	if err != nil {
+		return err
+	}
+	base := v.Base
+	if base == "" {
+		// The gate stopped before card.base (an unsigned card): the record
+		// still names the tree the card's base would have been patched to.
+		if out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", gate.BaseRev(c)+"^{commit}"); err == nil {
+			base = strings.TrimSpace(string(out))
+		}
+	}
+	var patched *record.Patched
+	if base != "" {
+		if patched, err = record.PatchedTree(ctx, repo, base, diff); err != nil {
+			return err
+		}
+	}
+	files, err := record.ReadNumstat(ctx, diff)
+	if err != nil {
+		return err
+	}
+	st, err := record.New(v, c, diff, patched, files, version.String(), time.Now())
+	if err != nil {
+		return err
+	}
+	data, err := st.Canonical()
+	if err != nil {
+		return err
+	}
+	sig, err := record.Sign(signer, data)
+	if err != nil {
+		return err
+	}
+	if err := record.Write(path, data, sig); err != nil {
+		return Errorf("cannot write the record: %v", err).Hint("--record names a file in a writable folder")
+	}
+	fmt.Fprintf(env.Stderr, "record: %s (%s), signature %s\n", path, record.Digest(data), record.SigPath(path))
+	return nil
 }

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/record"
+	"github.com/failpass/failpass/internal/sign"
+)
+
+const (
+	recordVerifyUsage = "failpass record verify --record FILE --runners FILE --card FILE --allowed-signers FILE [--diff FILE [--repo DIR]]"
+	noteUsage         = "failpass note --card FILE [--record FILE] [--merge]"
+)
+
+// runRecordVerify checks a signed gate record without running anything:
+// exit 0 valid, 1 not valid (the first problem printed), 2 trouble.
+func runRecordVerify(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags(env, "record verify", recordVerifyUsage)
+	path := fs.String("record", "", "the record `FILE` (its signature is FILE.sig)")
+	runners := fs.String("runners", "", "allowed_signers `FILE` of the keys trusted to sign records")
+	cardPath := fs.String("card", "", "the contract card `FILE` the gate ran")
+	allowed := fs.String("allowed-signers", "", "allowed_signers `FILE` of the keys trusted to sign cards")
+	diffPath := fs.String("diff", "", "the candidate diff `FILE`: rebuild the patched tree and numstat from it")
+	repoDir := fs.String("repo", "", "the repository `DIR` holding the base (default: the current directory's, with --diff)")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0]), Hint: "name the record with --record FILE"}
+	case *path == "":
+		return &UsageError{Msg: "--record is required", Hint: recordVerifyUsage}
+	case *runners == "":
+		return &UsageError{Msg: "--runners is required", Hint: "pass the allowed_signers file of the machines trusted to sign gate records"}
+	case *cardPath == "":
+		return &UsageError{Msg: "--card is required", Hint: "pass the card the gate ran"}
+	case *allowed == "":
+		return &UsageError{Msg: "--allowed-signers is required", Hint: "pass the maintainers' allowed_signers file the card is checked against"}
+	case *repoDir != "" && *diffPath == "":
+		return &UsageError{Msg: "--repo needs --diff FILE", Hint: "the repository is only read to rebuild the patched tree from the diff"}
+	}
+
+	data, sig, err := record.Read(*path)
+	if err != nil {
+		return err
+	}
+	_, c, err := signReadCard(*cardPath)
+	if err != nil {
+		return err
+	}
+	in := record.Verification{Record: data, Signature: sig, Card: c, Now: time.Now()}
+	var refused []string
+	if *diffPath != "" {
+		if *repoDir == "" {
+			*repoDir = "."
+		}
+		if in.Diff, err = readDiff(env, *diffPath); err != nil {
+			return err
+		}
+		if in.Repo, err = gitx.Open(ctx, *repoDir); err != nil {
+			return err
+		}
+		refused = append(refused, in.Repo.StateDir("worktrees"))
+	}
+	if in.Runners, err = sign.ReadAllowedSigners(*runners, refused...); err != nil {
+		return err
+	}
+	if in.Maintainers, err = sign.ReadAllowedSigners(*allowed, refused...); err != nil {
+		return err
+	}
+
+	v, err := record.Verify(ctx, in)
+	var re *record.Error
+	if errors.As(err, &re) {
+		fmt.Fprintf(env.Stdout, "record %s: NOT VALID: %v\n", *path, re)
+		for _, h := range re.Hints() {
+			fmt.Fprintf(env.Stderr, "hint: %s\n", h)
+		}
+		return Exit(ExitFail)
+	}
+	if err != nil {
+		return err
+	}
+	p := &v.Statement.Predicate
+	fmt.Fprintf(env.Stdout, "signature: valid, runner %s, %s key %s (%s line %d)\n",
+		v.Runner.Principal, v.Runner.KeyType, v.Runner.Fingerprint, *runners, v.Runner.Line)
+	fmt.Fprintf(env.Stdout, "card: %s %s, signed by %s\n", *cardPath, p.Card.Digest, strings.Join(v.CardSigners, ", "))
+	runs := 0
+	for _, s := range p.Steps {
+		runs += len(s.Runs)
+	}
+	fmt.Fprintf(env.Stdout, "commands: %d run(s), every argv and expected exit the card's\n", runs)
+	if p.Verdict == "pass" {
+		fmt.Fprintf(env.Stdout, "verdict: pass follows from the recorded exits\n")
+	} else {
+		fmt.Fprintf(env.Stdout, "verdict: fail at %s follows from the recorded exits: %s\n", *p.Rule, p.Reason)
+	}
+	switch {
+	case v.Rebuilt != nil:
+		fmt.Fprintf(env.Stdout, "tree: %s rebuilt from base %s and %s (applied: %v); numstat of %d file(s) matches\n",
+			v.Rebuilt.Tree, v.Rebuilt.Base, *diffPath, v.Rebuilt.Applied, len(p.Diff.Files))
+	case in.Diff != nil:
+		fmt.Fprintf(env.Stdout, "diff: %s matches the recorded digest and numstat (no base to rebuild a tree from)\n", *diffPath)
+	default:
+		fmt.Fprintf(env.Stdout, "tree: not checked (pass --diff FILE --repo DIR to rebuild it)\n")
+	}
+	fmt.Fprintf(env.Stdout, "record %s: valid (%s, verdict %s)\n", *path, record.Digest(data), p.Verdict)
+	return nil
+}
+
+// runNote prints the pull-request body for a card and its record, or with
+// --merge the merge note. It checks the record belongs to the card and is
+// internally consistent; who signed it is record verify's job, and the
+// note says how to run that.
+func runNote(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags(env, "note", noteUsage)
+	cardPath := fs.String("card", "", "the contract card `FILE`")
+	recPath := fs.String("record", "", "the gate record `FILE` (from gate --record)")
+	merge := fs.Bool("merge", false, "print the merge note instead of the pull-request body")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0]), Hint: noteUsage}
+	case *cardPath == "":
+		return &UsageError{Msg: "--card is required", Hint: noteUsage}
+	case *merge && *recPath == "":
+		return &UsageError{Msg: "--merge needs --record FILE", Hint: "a merge note cites the digest of the gate record: failpass gate --record FILE first"}
+	}
+	raw, c, err := signReadCard(*cardPath)
+	if err != nil {
+		return err
+	}
+	n := &record.Note{CardPath: *cardPath, CardYAML: raw, Card: c}
+	if *recPath != "" {
+		data, err := record.ReadRecord(*recPath)
+		if err != nil {
+			return err
+		}
+		s, err := record.Parse(data)
+		if err == nil {
+			err = record.Check(s, c)
+		}
+		if err != nil {
+			return Errorf("record %s: %v", *recPath, err).
+				Hint("the note cites only a record of this card; check it with failpass record verify")
+		}
+		n.Record, n.RecordPath, n.RecordDigest = s, *recPath, record.Digest(data)
+	}
+	if *merge {
+		if n.Record.Predicate.Verdict != "pass" {
+			return Errorf("record %s: the gate failed at %s; a merge note cites a passing gate", *recPath, *n.Record.Predicate.Rule).
+				Hint("gate a candidate that passes, with --record, and write the note from that record")
+		}
+		return n.WriteMerge(env.Stdout)
+	}
+	return n.WriteMarkdown(env.Stdout)
+}

@@ -1,0 +1,229 @@
+package record
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gate"
+)
+
+// commandRules are the gate rules that run a card command, in gate order,
+// with the role each runs.
+var commandRules = []struct {
+	rule string
+	role card.Role
+}{
+	{gate.RuleBaseFail, card.RoleFail},
+	{gate.RuleBaseInvariant, card.RoleInvariant},
+	{gate.RulePatchPass, card.RolePass},
+	{gate.RulePatchInvariant, card.RoleInvariant},
+}
+
+func commandRole(rule string) (card.Role, bool) {
+	for _, cr := range commandRules {
+		if cr.rule == rule {
+			return cr.role, true
+		}
+	}
+	return "", false
+}
+
+// Judgement is what a step's recorded runs prove about its rule, judged
+// as the gate judges them.
+type Judgement string
+
+// The judgements of Judge.
+const (
+	Holds        Judgement = "holds"        // every run conclusive and exiting the expected code
+	NoRuns       Judgement = "no-runs"      // nothing recorded: the rule proves nothing
+	Inconclusive Judgement = "inconclusive" // a run timed out, died by a signal, or exited 125/126/127
+	Disagree     Judgement = "disagree"     // conclusive runs with different exits (flaky)
+	WrongExit    Judgement = "wrong-exit"   // runs agree on another exit than expected
+)
+
+// Judge applies the gate's rule to recorded runs: an inconclusive run
+// breaks it whatever the others say, runs that disagree are flaky, and
+// agreeing runs must exit expect.
+func Judge(runs []Run, expect int) Judgement {
+	if len(runs) == 0 {
+		return NoRuns
+	}
+	for _, r := range runs {
+		if !r.Conclusive() {
+			return Inconclusive
+		}
+	}
+	for _, r := range runs[1:] {
+		if r.Exit != runs[0].Exit {
+			return Disagree
+		}
+	}
+	if runs[0].Exit != expect {
+		return WrongExit
+	}
+	return Holds
+}
+
+// Check verifies a parsed record against the card it claims, without
+// running anything: the card's id and digest, the base, every recorded
+// argv byte for byte and expected exit, and that the verdict follows from
+// the recorded exits. It is pure; signatures, the tree and the numstat are
+// Verify's. Errors are *Error.
+func Check(s *Statement, c *card.Card) error {
+	p := &s.Predicate
+	digest, err := c.Digest()
+	if err != nil {
+		return err
+	}
+	if p.Card.Digest != digest {
+		return &Error{Problem: ProblemCardDigest, Field: "predicate.card.digest",
+			Msg:  fmt.Sprintf("the record is of card %s, not of this card (%s)", p.Card.Digest, digest),
+			Hint: "pass the card the gate ran, unchanged since it was signed"}
+	}
+	if p.Card.ID != c.ID {
+		return errorf(ProblemCardDigest, "predicate.card.id", "%q, but the card's id is %q", p.Card.ID, c.ID)
+	}
+	if c.BaseSHA != "" && p.Base != c.BaseSHA {
+		return errorf(ProblemBase, "predicate.base", "%q, but the card pins base_sha %s", p.Base, c.BaseSHA)
+	}
+	seen := map[string]bool{}
+	for i, st := range p.Steps {
+		field := fmt.Sprintf("predicate.steps[%d]", i)
+		if !slices.Contains(gate.Rules, st.Rule) {
+			return errorf(ProblemMalformed, field+".rule", "unknown rule %q", st.Rule)
+		}
+		if seen[st.Rule] {
+			return errorf(ProblemMalformed, field+".rule", "rule %q recorded twice", st.Rule)
+		}
+		seen[st.Rule] = true
+		role, isCmd := commandRole(st.Rule)
+		if !isCmd {
+			if len(st.Runs) > 0 || st.Expected != nil {
+				return errorf(ProblemMalformed, field, "rule %s runs no command, yet the record holds runs or an expected exit", st.Rule)
+			}
+			continue
+		}
+		cmd := c.Command(role)
+		if st.Expected != nil && *st.Expected != cmd.ExpectExit {
+			return errorf(ProblemExpected, field+".expected", "%d, but the card's %s.expect_exit is %d", *st.Expected, role, cmd.ExpectExit)
+		}
+		for j, r := range st.Runs {
+			if !slices.Equal(r.Argv, cmd.Cmd) {
+				return &Error{Problem: ProblemArgv, Field: fmt.Sprintf("%s.runs[%d].argv", field, j),
+					Msg:  fmt.Sprintf("%s, but the card's %s.cmd is %s", quoteArgv(r.Argv), role, quoteArgv(cmd.Cmd)),
+					Hint: "the record was not made by running this card's commands"}
+			}
+		}
+	}
+	return checkVerdict(p, c)
+}
+
+// checkVerdict refuses a verdict that does not follow from the recorded
+// exits: a pass needs every command rule to hold; a fail at rule R needs
+// every command rule before R to hold, R's own runs (for a command rule)
+// to break it the way R says, and nothing after R to have run.
+func checkVerdict(p *Predicate, c *card.Card) error {
+	judge := func(rule string) (Judgement, []Run) {
+		role, _ := commandRole(rule)
+		for _, st := range p.Steps {
+			if st.Rule == rule {
+				return Judge(st.Runs, c.Command(role).ExpectExit), st.Runs
+			}
+		}
+		return NoRuns, nil
+	}
+	if p.Verdict == gate.Pass {
+		for _, cr := range commandRules {
+			if j, runs := judge(cr.rule); j != Holds {
+				return &Error{Problem: ProblemVerdict, Field: "predicate.verdict",
+					Msg:  fmt.Sprintf("the record says pass, but %s does not hold: %s", cr.rule, describe(j, runs, c.Command(cr.role).ExpectExit)),
+					Hint: "a pass follows only from conclusive runs that exit what the card expects"}
+			}
+		}
+		return nil
+	}
+	broken := *p.Rule
+	rank := slices.Index(gate.Rules, broken)
+	if broken == gate.RulePatchFlaky {
+		// Flakiness is judged on the patch's command rules.
+		for _, r := range []string{gate.RulePatchPass, gate.RulePatchInvariant} {
+			if j, _ := judge(r); j != Holds {
+				rank = slices.Index(gate.Rules, r)
+				break
+			}
+		}
+		if rank < 0 {
+			return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but every patch run agrees", broken)
+		}
+	}
+	if rank < 0 {
+		return errorf(ProblemMalformed, "predicate.rule", "unknown rule %q", broken)
+	}
+	for _, cr := range commandRules {
+		j, runs := judge(cr.rule)
+		at := slices.Index(gate.Rules, cr.rule)
+		exp := c.Command(cr.role).ExpectExit
+		switch {
+		case at < rank && j != Holds:
+			return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke first, but %s before it does not hold: %s", broken, cr.rule, describe(j, runs, exp))
+		case at == rank:
+			var want bool
+			switch {
+			case broken == gate.RulePatchFlaky:
+				want = j == Disagree
+			case strings.HasPrefix(cr.rule, "patch."):
+				// Patch runs that disagree are patch.flaky, never the rule.
+				want = j != Holds && j != Disagree
+			default:
+				want = j != Holds
+			}
+			if !want {
+				return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but the recorded runs of %s say: %s", broken, cr.rule, describe(j, runs, exp))
+			}
+		case at > rank && len(runs) > 0:
+			return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke, yet %s ran after it", broken, cr.rule)
+		}
+	}
+	return nil
+}
+
+// describe says in words what runs prove against expect.
+func describe(j Judgement, runs []Run, expect int) string {
+	switch j {
+	case Holds:
+		return fmt.Sprintf("every run exited %d as expected", expect)
+	case NoRuns:
+		return "no recorded runs"
+	case Inconclusive:
+		for i, r := range runs {
+			if !r.Conclusive() {
+				switch {
+				case r.TimedOut:
+					return fmt.Sprintf("run %d timed out", i+1)
+				case r.Signal != "":
+					return fmt.Sprintf("run %d died by signal %s", i+1, r.Signal)
+				}
+				return fmt.Sprintf("run %d exited %d, which is inconclusive", i+1, r.Exit)
+			}
+		}
+	case Disagree:
+		var ex []string
+		for _, r := range runs {
+			ex = append(ex, fmt.Sprint(r.Exit))
+		}
+		return "runs disagree (exits " + strings.Join(ex, ", ") + ")"
+	case WrongExit:
+		return fmt.Sprintf("runs exited %d, the card expects %d", runs[0].Exit, expect)
+	}
+	return string(j)
+}
+
+func quoteArgv(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	return "[" + strings.Join(q, " ") + "]"
+}
