@@ -62,7 +62,27 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	req := &model.FixRequest{SchemaVersion: model.RequestSchemaVersion, InvocationID: e.inv.InvocationID, Cycle: seq,
 		HeadSHA: head, ComparisonBaseSHA: e.cp.ComparisonBase.SHA, Findings: accepted, ValidationFailures: failures,
 		ChangeContract: jsonOf(e.inv.ChangeContract), Budget: e.fixBudget()}
-	fix, ferr := model.Fix(e.ctx, e.cfg.Fixer, req, w.Dir)
+	// The fixer runs where the repository and the user's checkouts are
+	// read-only and only its worktree (and that worktree's own git admin
+	// folder) is writable: writes elsewhere fail instead of landing. Where
+	// no such view can be built it runs without one, and the before/after
+	// capture below is what catches a write outside.
+	var fix *model.FixOutcome
+	var ferr error
+	runFix := func() error { fix, ferr = model.Fix(e.ctx, e.cfg.Fixer, req, w.Dir); return nil }
+	ro, err := e.protectedPaths()
+	if err != nil {
+		return attemptOutcome{}, err
+	}
+	if e.cfg.unconfinedFixer {
+		runFix()
+	} else if _, ierr := runIsolated(isolation{readOnly: ro, writable: []string{w.Dir, w.GitDir()}}, runFix); ierr != nil {
+		if !errors.Is(ierr, errNoIsolation) {
+			return attemptOutcome{}, ierr
+		}
+		e.logf("attempt %d: no read-only view for the fixer (%v); writes outside are detected, not prevented", seq, ierr)
+		runFix()
+	}
 	after, err := captureState(e.ctx, e.repo, w.Dir)
 	if err != nil {
 		return attemptOutcome{}, err

@@ -49,6 +49,9 @@ type Config struct {
 	// hook is a test seam: called at named points; a non-nil error stops
 	// the engine on the spot, as kill -9 would, without another write.
 	hook func(point string) error
+	// unconfinedFixer is a test seam: run the fixer without its read-only
+	// view, to exercise the detection of writes outside the worktree.
+	unconfinedFixer bool
 }
 
 // Outcome is what Start and Resume return: the terminal result (validated

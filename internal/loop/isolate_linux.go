@@ -25,8 +25,11 @@ type isolation struct {
 	// the folder itself is never written, and every write it attempted is
 	// left in the upper layer as evidence.
 	overlay string
-	// scratch is an empty folder outside readOnly... or inside: only its
-	// path is used, as a mount point for the tmpfs.
+	// writable are folders inside readOnly ones that stay writable: a
+	// fresh bind mount of each over itself (the fixer's own worktree and
+	// its git admin folder).
+	writable []string
+	// scratch is an empty folder used only as the tmpfs mount point.
 	scratch string
 }
 
@@ -69,6 +72,16 @@ func isolatedThread(iso isolation, fn func() error) ([]string, error) {
 		}
 		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 			return nil, fmt.Errorf("%w: read-only %s: %v", errNoIsolation, p, err)
+		}
+	}
+	for _, p := range iso.writable {
+		if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
+			return nil, fmt.Errorf("%w: bind %s writable: %v", errNoIsolation, p, err)
+		}
+		// A bind mount copies the flags of the mount it was taken from
+		// (read-only here); remounting without MS_RDONLY clears that.
+		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT, ""); err != nil {
+			return nil, fmt.Errorf("%w: remount %s writable: %v", errNoIsolation, p, err)
 		}
 	}
 	upper := ""

@@ -7,6 +7,7 @@ import "errors"
 type isolation struct {
 	readOnly []string
 	overlay  string
+	writable []string
 	scratch  string
 }
 

@@ -127,18 +127,11 @@ func (e *engine) review() (*model.ReviewResult, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(scratch)
-	wts, err := listWorktrees(e.ctx, e.repo)
+	ro, err := e.protectedPaths()
 	if err != nil {
 		return nil, err
 	}
-	iso := isolation{overlay: w.Dir, scratch: scratch, readOnly: []string{e.repo.CommonDir}}
-	for _, wt := range wts {
-		if wt.path != w.Dir && !strings.HasPrefix(wt.path, e.repo.StateDir("worktrees")+"/") {
-			if _, err := os.Stat(wt.path); err == nil {
-				iso.readOnly = append(iso.readOnly, wt.path)
-			}
-		}
-	}
+	iso := isolation{overlay: w.Dir, scratch: scratch, readOnly: ro}
 	before, err := captureState(e.ctx, e.repo, w.Dir)
 	if err != nil {
 		return nil, err
@@ -222,6 +215,24 @@ func (e *engine) review() (*model.ReviewResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// protectedPaths are what role processes see read-only: the git common
+// dir and every checkout of the repository that is not failpass's own.
+func (e *engine) protectedPaths() ([]string, error) {
+	wts, err := listWorktrees(e.ctx, e.repo)
+	if err != nil {
+		return nil, err
+	}
+	ro := []string{e.repo.CommonDir}
+	for _, wt := range wts {
+		if !strings.HasPrefix(wt.path, e.repo.StateDir("worktrees")+"/") {
+			if _, err := os.Stat(wt.path); err == nil {
+				ro = append(ro, wt.path)
+			}
+		}
+	}
+	return ro, nil
 }
 
 // decide fills rec's finding dispositions, with the built-in policy or the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -56,7 +57,9 @@ func TestFixerWritesOutsideItsWorktree(t *testing.T) {
 	s.script("fixer", `sed -i 's/BUG1/ok/' app.txt
 echo tampered >> '`+s.dir+`/other.txt'
 `)
-	out := s.start(s.invocation("outside", 3), s.config("reviewer", "fixer"))
+	cfg := s.config("reviewer", "fixer")
+	cfg.unconfinedFixer = true // the detection path: nothing prevents the write
+	out := s.start(s.invocation("outside", 3), cfg)
 	want(t, out, "blocked", "candidate_integrity_failure")
 	if s.branchHead() != s.head {
 		t.Fatal("the candidate moved after an integrity failure")
@@ -73,7 +76,9 @@ func TestFixerChangesRepositoryConfig(t *testing.T) {
 	s.script("fixer", `sed -i 's/BUG1/ok/' app.txt
 git config core.hooksPath /tmp/evil
 `)
-	out := s.start(s.invocation("config", 3), s.config("reviewer", "fixer"))
+	cfg := s.config("reviewer", "fixer")
+	cfg.unconfinedFixer = true
+	out := s.start(s.invocation("config", 3), cfg)
 	want(t, out, "blocked", "candidate_integrity_failure")
 	if !strings.Contains(out.Result.OperatorAction, "config") || s.branchHead() != s.head {
 		t.Fatalf("result %s", Summary(out.Result))
@@ -124,5 +129,29 @@ func TestDirtyCandidateIsRefused(t *testing.T) {
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "uncommitted") {
 		t.Fatalf("candidateOf(dirty) = %v, want an input error", err)
+	}
+}
+
+func TestConfinedFixerCannotWriteOutside(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", `sed -i 's/BUG1/ok/' app.txt
+echo tampered >> '`+s.dir+`/other.txt'
+git config core.hooksPath /tmp/evil
+git update-ref refs/heads/cand HEAD
+exit 0
+`)
+	out := s.start(s.invocation("confined", 3), s.config("reviewer", "fixer"))
+	want(t, out, "converged", "")
+	if got, _ := os.ReadFile(s.dir + "/other.txt"); string(got) != "other\n" {
+		t.Fatalf("the fixer wrote the user's checkout: %q", got)
+	}
+	cmd := exec.Command("git", "config", "--get", "core.hooksPath")
+	cmd.Dir = s.dir
+	if out, _ := cmd.Output(); len(out) != 0 {
+		t.Fatalf("the fixer changed the config: %s", out)
+	}
+	if s.commitsSinceHead() != 1 || s.fileAt("cand", "app.txt") != "hello ok" {
+		t.Fatal("the fix in the worktree did not land")
 	}
 }
