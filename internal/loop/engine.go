@@ -1,3 +1,4 @@
+// Package loop owns the review-fix loop: locks, checkpoints, isolated review passes, decisions, transactional fix attempts, promotion, publication and the terminal result.
 package loop
 
 import (
@@ -95,7 +96,6 @@ type engine struct {
 	remoteAfter    string
 	published      bool
 	baseDrifts     int
-	extraAction    string
 	candidateFiles map[string]bool
 	lastPassSeq    int
 }
