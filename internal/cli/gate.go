@@ -14,10 +14,11 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/report"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--repo DIR] [--json]
-    [--allow-unsigned | --allowed-signers FILE] [--repeat N] [--keep-worktree] [--log-dir DIR]
+    [--allow-unsigned | --allowed-signers FILE] [--repeat N] [--sandbox=off] [--keep-worktree] [--log-dir DIR]
     [--record FILE [--record-key KEY]]`
 
 type gateFlags struct {
@@ -32,6 +33,7 @@ type gateFlags struct {
 	logDir         string
 	record         string
 	recordKey      string
+	sandbox        string
 }
 
 func runGate(ctx context.Context, env *Env, args []string) error {
@@ -44,6 +46,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&f.allowUnsigned, "allow-unsigned", false, "run an unsigned card (its commands are not verified)")
 	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "SSH allowed_signers `FILE` to verify the card against")
 	fs.IntVar(&f.repeat, "repeat", 1, "run every card command `N` times; disagreeing runs break the rule")
+	fs.StringVar(&f.sandbox, "sandbox", "on", "contain card commands (`on` or off)")
 	fs.BoolVar(&f.keepWorktree, "keep-worktree", false, "leave the worktree in place for inspection")
 	fs.StringVar(&f.logDir, "log-dir", "", "write command logs under `DIR`")
 	fs.StringVar(&f.record, "record", "", "write a signed record of the run to `FILE` (signature in FILE.sig)")
@@ -80,6 +83,8 @@ func checkGateFlags(f *gateFlags, pos []string) error {
 		return &UsageError{Msg: fmt.Sprintf("--repeat %d: want 1 to 100", f.repeat)}
 	case f.allowUnsigned && f.allowedSigners != "":
 		return &UsageError{Msg: "--allow-unsigned and --allowed-signers exclude each other"}
+	case f.sandbox != "on" && f.sandbox != "off":
+		return &UsageError{Msg: fmt.Sprintf("--sandbox=%s: want on or off", f.sandbox)}
 	case f.record != "" && len(f.diffs) > 1:
 		return &UsageError{Msg: "--record takes one candidate", Hint: "gate candidates one at a time to record each"}
 	case f.recordKey != "" && f.record == "":
@@ -119,6 +124,10 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if f.allowUnsigned {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
 	}
+	policy, err := gatePolicy(env, repo, c, f.sandbox == "off")
+	if err != nil {
+		return err
+	}
 	failed := 0
 	for i, d := range diffs {
 		logDir := f.logDir
@@ -127,7 +136,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 		}
 		v, err := gate.Run(ctx, gate.Options{
 			Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: f.diffs[i], Base: base,
-			Trust: trust, AllowUnsigned: f.allowUnsigned,
+			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: policy,
 			Repeat: f.repeat, LogDir: logDir, KeepWorktree: f.keepWorktree,
 			Env: gate.DefaultEnv(env.Getenv),
 		})
@@ -203,4 +212,19 @@ func gateTrust(ctx context.Context, env *Env, repo *gitx.Repo, f *gateFlags) (fu
 		return nil, nil
 	}
 	return cardTrustIn(repo, path)
+}
+
+// gatePolicy is the sandbox for a card's commands: on by default, with
+// the card's persistent build caches under the git common directory. Off
+// is the user's explicit choice and is said loudly.
+func gatePolicy(env *Env, repo *gitx.Repo, c *card.Card, off bool) (*sandbox.Policy, error) {
+	if off {
+		fmt.Fprintln(env.Stderr, "failpass: warning: --sandbox=off: card commands run UNCONTAINED, with your network, files and processes")
+		return nil, nil
+	}
+	digest, err := c.Digest()
+	if err != nil {
+		return nil, err
+	}
+	return &sandbox.Policy{CacheDir: sandbox.CardCacheDir(repo.CommonDir, digest)}, nil
 }

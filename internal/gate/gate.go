@@ -18,6 +18,7 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -45,29 +46,23 @@ type RunResult struct {
 	DurationMS int64    `json:"duration_ms"`
 }
 
-// Sandbox reports which containment layers a run used.
-type Sandbox struct {
-	Applied []string `json:"applied"`
-	Missing []string `json:"missing"`
-}
-
 // Verdict is the gate's answer for one candidate. Its JSON form is the
 // `--json` contract of INTERFACES.md.
 type Verdict struct {
-	Verdict    string   `json:"verdict"`
-	Rule       *string  `json:"rule"`
-	Reason     string   `json:"reason"`
-	Candidate  string   `json:"candidate"`
-	Base       string   `json:"base"`
-	CardDigest string   `json:"card_digest"`
-	DiffDigest string   `json:"diff_digest"`
-	Sandbox    Sandbox  `json:"sandbox"`
-	Steps      []Step   `json:"steps"`
-	Cached     bool     `json:"cached,omitempty"`
-	LogDir     string   `json:"log_dir,omitempty"`
-	Unsigned   bool     `json:"unsigned,omitempty"`
-	Signers    []string `json:"signers,omitempty"`
-	DurationMS int64    `json:"duration_ms"`
+	Verdict    string         `json:"verdict"`
+	Rule       *string        `json:"rule"`
+	Reason     string         `json:"reason"`
+	Candidate  string         `json:"candidate"`
+	Base       string         `json:"base"`
+	CardDigest string         `json:"card_digest"`
+	DiffDigest string         `json:"diff_digest"`
+	Sandbox    sandbox.Report `json:"sandbox"`
+	Steps      []Step         `json:"steps"`
+	Cached     bool           `json:"cached,omitempty"`
+	LogDir     string         `json:"log_dir,omitempty"`
+	Unsigned   bool           `json:"unsigned,omitempty"`
+	Signers    []string       `json:"signers,omitempty"`
+	DurationMS int64          `json:"duration_ms"`
 
 	// Changes is the static change set, for records; not part of the JSON.
 	Changes *patch.ChangeSet `json:"-"`
@@ -100,6 +95,10 @@ type Options struct {
 	Trust         func(c *card.Card) ([]string, error)
 	AllowUnsigned bool
 
+	// Sandbox contains every card command; nil runs them uncontained
+	// (--sandbox=off), and the verdict says so.
+	Sandbox *sandbox.Policy
+
 	Repeat int // runs of every card command (default 1)
 	// LogDir is where command logs go; when empty the gate makes a fresh
 	// folder under the repository's state only once a command runs, so a
@@ -116,7 +115,12 @@ type Options struct {
 // for broken rules.
 func Run(ctx context.Context, o Options) (*Verdict, error) {
 	start := time.Now()
-	g := &gateRun{o: o, v: &Verdict{Candidate: o.DiffName, Sandbox: Sandbox{Applied: []string{}, Missing: []string{}}}}
+	g := &gateRun{o: o, v: &Verdict{Candidate: o.DiffName}}
+	if o.Sandbox != nil {
+		g.v.Sandbox = sandbox.Probe()
+	} else {
+		g.v.Sandbox = sandbox.OffReport()
+	}
 	if g.o.Repeat < 1 {
 		g.o.Repeat = 1
 	}
@@ -243,29 +247,17 @@ func (g *gateRun) cardRules(ctx context.Context) error {
 	}
 	g.ok(RuleCardExpired)
 
-	if c.Sandbox != nil && len(c.Sandbox.Require) > 0 {
-		missing := missingLayers(c.Sandbox.Require, g.v.Sandbox.Applied)
-		if len(missing) > 0 {
-			g.v.Sandbox.Missing = missing
-			return g.fail(RuleSandboxRequire, fmt.Sprintf("the card requires sandbox layers this run cannot provide: %s", strings.Join(missing, ", ")))
+	if c.Sandbox != nil {
+		if missing := g.v.Sandbox.MissingOf(c.Sandbox.Require); len(missing) > 0 {
+			why := "this machine cannot provide them"
+			if g.v.Sandbox.Off {
+				why = "the sandbox is off (--sandbox=off)"
+			}
+			return g.fail(RuleSandboxRequire, fmt.Sprintf("the card requires sandbox layers %s: %s", strings.Join(missing, ", "), why))
 		}
 	}
 	g.ok(RuleSandboxRequire)
 	return nil
-}
-
-func missingLayers(required, applied []string) []string {
-	have := map[string]bool{}
-	for _, a := range applied {
-		have[a] = true
-	}
-	var missing []string
-	for _, r := range required {
-		if !have[r] {
-			missing = append(missing, r)
-		}
-	}
-	return missing
 }
 
 // BaseRev is the revision a card pins: base_sha once signed, else base_ref.
@@ -469,11 +461,18 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		}
 		res, err := run.Run(ctx, run.Spec{
 			Argv: cmd.Cmd, Root: g.wt.Dir, Workdir: cmd.Workdir, Env: env,
-			Timeout: cmd.Timeout, Log: logPath,
+			Timeout: cmd.Timeout, Log: logPath, Sandbox: g.o.Sandbox,
 		})
 		if err != nil {
 			var we *run.WorkdirError
-			if errors.As(err, &we) {
+			var ie *sandbox.IntegrityError
+			switch {
+			case errors.As(err, &we):
+				return g.fail(rule, err.Error())
+			case errors.As(err, &ie):
+				// A command that rewrote the repository's git config may
+				// have planted a program for failpass's own git calls:
+				// stop before any more run.
 				return g.fail(rule, err.Error())
 			}
 			return err
