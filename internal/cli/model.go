@@ -182,6 +182,16 @@ func runDraft(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.out != "" {
+		// Find out now, not after paying for a model call, that the diff
+		// cannot be written where asked.
+		if fi, err := os.Stat(f.out); err == nil && !fi.Mode().IsRegular() {
+			return Errorf("-o %s is not a regular file", f.out).Hint("give the path of the diff file to write")
+		}
+		if fi, err := os.Stat(filepath.Dir(f.out)); err != nil || !fi.IsDir() {
+			return Errorf("-o %s: folder %s does not exist", f.out, filepath.Dir(f.out)).Hint("create the folder first, or write to standard output without -o")
+		}
+	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return err
