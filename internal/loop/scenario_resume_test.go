@@ -1,0 +1,57 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResumeRefusesACheckpointOfAnotherBudget(t *testing.T) {
+	s := newScen(t, "hello world\n")
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", "exit 1\n")
+	cfg := s.config("reviewer", "fixer")
+	cfg.hook = crashAt("before-publish")
+	if _, err := Start(context.Background(), s.repo, s.invocation("budget-edit", 3), nil, cfg); !errors.Is(err, errCrash) {
+		t.Fatalf("want the simulated crash, got %v", err)
+	}
+	p := filepath.Join(s.repo.CommonDir, "failpass", "loops", "budget-edit", "checkpoint.json")
+	data, _ := os.ReadFile(p)
+	edited := strings.Replace(string(data), `"original_cycle_budget": 3`, `"original_cycle_budget": 9`, 1)
+	if edited == string(data) {
+		t.Fatal("the checkpoint has no budget to edit")
+	}
+	os.WriteFile(p, []byte(edited), 0o644)
+	cfg.hook = nil
+	out, err := Resume(context.Background(), s.repo, "budget-edit", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, out, "blocked", "checkpoint_mismatch")
+	if after, _ := os.ReadFile(p); string(after) != edited || out.Persisted {
+		t.Fatal("resume rewrote the checkpoint")
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(p), "terminal-result.json")); err == nil {
+		t.Fatal("a mismatch wrote a terminal result")
+	}
+}
+
+func TestResumeOfAReturnedLoopRunsNothing(t *testing.T) {
+	s := newScen(t, "hello world\n")
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", "exit 1\n")
+	first := s.start(s.invocation("done", 3), s.config("reviewer", "fixer"))
+	want(t, first, "converged", "")
+	// A reviewer that would now refuse everything is never asked.
+	s.script("reviewer", "exit 9\n")
+	out, err := Resume(context.Background(), s.repo, "done", s.config("reviewer", "fixer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out.JSON) != string(first.JSON) {
+		t.Fatal("resume of a returned loop changed its result")
+	}
+}
