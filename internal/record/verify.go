@@ -113,7 +113,7 @@ func Verify(ctx context.Context, in Verification) (*Verified, error) {
 	}
 	runner, err := VerifySignature(in.Runners, in.Record, in.Signature, in.Now)
 	if err != nil {
-		return nil, &Error{Problem: ProblemSignature, Msg: err.Error(), Err: err,
+		return nil, &Error{Problem: ProblemSignature, Msg: signatureMsg(err), Err: err,
 			Hint: "a record verifies only with its own FILE.sig, made in namespace " + sign.NamespaceRecord + " by a key the runners file lists"}
 	}
 	s, err := Parse(in.Record)
@@ -244,4 +244,21 @@ func statString(f FileStat) string {
 		s += " (binary)"
 	}
 	return s
+}
+
+// signatureMsg words a signature refusal: the reason first, the runner
+// when the runners file named one for the key.
+func signatureMsg(err error) string {
+	var ve *sign.VerifyError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	msg := string(ve.Reason)
+	if ve.Detail != "" {
+		msg += ": " + ve.Detail
+	}
+	if ve.Principal != "" {
+		msg += " (runner " + ve.Principal + ")"
+	}
+	return msg
 }
