@@ -62,6 +62,7 @@ func extractDiff(reply []byte) (*Reply, *RefusedError) {
 		i = j
 	}
 	var region []string
+	fenced := false
 	switch len(diffBlocks) {
 	case 0:
 		region, prose = prose, nil
@@ -70,6 +71,7 @@ func extractDiff(reply []byte) (*Reply, *RefusedError) {
 		if findSection(prose, 0) >= 0 {
 			return nil, refuse(RoleDrafter, "the reply holds more than one diff (one fenced, one outside the fence)")
 		}
+		fenced = true
 	default:
 		return nil, refuse(RoleDrafter, "the reply holds %d fenced diffs; want exactly one", len(diffBlocks))
 	}
@@ -80,6 +82,11 @@ func extractDiff(reply []byte) (*Reply, *RefusedError) {
 	end, files, rerr := scanDiff(region, start)
 	if rerr != nil {
 		return nil, rerr
+	}
+	if fenced && (strings.TrimSpace(strings.Join(region[:start], "")) != "" || strings.TrimSpace(strings.Join(region[end:], "")) != "") {
+		// Prose belongs outside the fence; text inside it is either part
+		// of the diff that failed to parse or a second reading of it.
+		return nil, refuse(RoleDrafter, "the fenced diff block holds text that is not part of the diff")
 	}
 	prose = append(append(prose, region[:start]...), region[end:]...)
 	if findSection(region[end:], 0) >= 0 {
@@ -280,6 +287,14 @@ func scanDiff(lines []string, start int) (int, []string, *RefusedError) {
 			}
 			if i < len(lines) && strings.HasPrefix(bare(lines[i]), `\ `) {
 				i++
+			}
+			// A diff line right after a complete hunk means the header
+			// undercounts: using the hunk as counted would drop part of
+			// the change, so the whole reply is refused.
+			if i < len(lines) && !sectionStart(lines, i) && !hunkHeader.MatchString(bare(lines[i])) {
+				if h := bare(lines[i]); h != "" && (h[0] == '+' || h[0] == '-' || h[0] == ' ') {
+					return 0, nil, refuse(RoleDrafter, "the hunk at line %d is longer than its header says", at)
+				}
 			}
 		}
 		key := newPath
