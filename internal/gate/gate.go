@@ -59,6 +59,9 @@ type Verdict struct {
 	Sandbox    sandbox.Report `json:"sandbox"`
 	Steps      []Step         `json:"steps"`
 	Cached     bool           `json:"cached,omitempty"`
+	// BaseCached says the base side came from the cache (a batch's
+	// earlier run) rather than running for this verdict.
+	BaseCached bool `json:"base_cached,omitempty"`
 	LogDir     string         `json:"log_dir,omitempty"`
 	Unsigned   bool           `json:"unsigned,omitempty"`
 	Signers    []string       `json:"signers,omitempty"`
@@ -114,9 +117,15 @@ type Options struct {
 // Run checks one candidate. An error means trouble (exit 2): the verdict is
 // for broken rules.
 func Run(ctx context.Context, o Options) (*Verdict, error) {
+	return runGate(ctx, o, nil)
+}
+
+func runGate(ctx context.Context, o Options, b *Batch) (*Verdict, error) {
 	start := time.Now()
-	g := &gateRun{o: o, v: &Verdict{Candidate: o.DiffName}}
-	if o.Sandbox != nil {
+	g := &gateRun{o: o, v: &Verdict{Candidate: o.DiffName}, batch: b}
+	if b != nil {
+		g.v.Sandbox = b.sandboxReport(o.Sandbox != nil)
+	} else if o.Sandbox != nil {
 		g.v.Sandbox = sandbox.Probe()
 	} else {
 		g.v.Sandbox = sandbox.OffReport()
@@ -150,6 +159,12 @@ type gateRun struct {
 	cs    *patch.ChangeSet
 	wt    *worktree.Worktree
 	broke bool
+	// batch, when set, shares the base side, worktrees and the cache with
+	// the other candidates of a batch (see batch.go).
+	batch *Batch
+	// inconclusive records that a run proved nothing (timeout, signal,
+	// 125-127): such a verdict is never cached.
+	inconclusive bool
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
@@ -385,6 +400,9 @@ func (g *gateRun) cardInRepo() string {
 }
 
 func (g *gateRun) dynamicRules(ctx context.Context) error {
+	if g.batch != nil {
+		return g.batch.dynamicRules(ctx, g)
+	}
 	wt, err := worktree.Add(ctx, g.o.Repo, g.base)
 	if err != nil {
 		return err
@@ -419,6 +437,14 @@ func (g *gateRun) dynamicRules(ctx context.Context) error {
 	if err := wt.Reset(ctx, g.base); err != nil {
 		return err
 	}
+	return g.patchedRules(ctx)
+}
+
+// patchedRules applies the diff to g.wt, a clean checkout of the base,
+// and runs the patched side: diff.apply, diff.actual, patch.pass,
+// patch.invariant.
+func (g *gateRun) patchedRules(ctx context.Context) error {
+	wt, c := g.wt, g.o.Card
 	if _, err := wt.GitInput(ctx, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) {
@@ -497,6 +523,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 	step.Exit = intp(first.Exit)
 	switch {
 	case !conclusive:
+		g.inconclusive = true
 		step.Status = StatusFail
 		step.Reason = fmt.Sprintf("inconclusive run (%s): it proves nothing whatever expect_exit says", strings.Join(exits, ", "))
 		g.add(step)
