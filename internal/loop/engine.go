@@ -65,6 +65,18 @@ type Outcome struct {
 	Dir       string // the loop's folder
 }
 
+// InterruptedError is a loop stopped by a signal before it returned.
+type InterruptedError struct{ ID, Phase string }
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("loop %s interrupted in phase %s; nothing was returned", e.ID, e.Phase)
+}
+
+// Hints says how to go on.
+func (e *InterruptedError) Hints() []string {
+	return []string{"continue it with: failpass loop resume --id " + e.ID}
+}
+
 // errCrash is what a test hook returns to simulate kill -9.
 var errCrash = errors.New("loop: simulated crash")
 
@@ -297,6 +309,12 @@ func (e *engine) save(phase, next string) error {
 // run is the loop proper, from resolve to return.
 func (e *engine) run() (*Outcome, error) {
 	s := e.loop()
+	if e.ctx.Err() != nil && !errors.Is(s, errCrash) {
+		// SIGINT or SIGTERM: whatever failed on the way out failed because
+		// of it, so no terminal result is made up; the checkpoint stays as
+		// the last phase wrote it, for resume.
+		return nil, &InterruptedError{ID: e.inv.InvocationID, Phase: e.cp.CurrentPhase}
+	}
 	var st *stop
 	if errors.As(s, &st) {
 		return e.finish(st, true)

@@ -55,3 +55,34 @@ func TestResumeOfAReturnedLoopRunsNothing(t *testing.T) {
 		t.Fatal("resume of a returned loop changed its result")
 	}
 }
+
+func TestInterruptedLoopReturnsNothingAndResumes(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", fixFirstBug)
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := s.config("reviewer", "fixer")
+	cfg.hook = func(p string) error {
+		if p == "attempt-reserved" {
+			cancel() // SIGINT arrives as the fixer is about to start
+		}
+		return nil
+	}
+	_, err := Start(ctx, s.repo, s.invocation("sigint", 3), nil, cfg)
+	var ie *InterruptedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("Start = %v, want an interruption", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.repo.CommonDir, "failpass", "loops", "sigint", "terminal-result.json")); err == nil {
+		t.Fatal("an interrupted loop wrote a terminal result")
+	}
+	cfg.hook = nil
+	out, err := Resume(context.Background(), s.repo, "sigint", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, out, "converged", "")
+	if s.commitsSinceHead() != 1 {
+		t.Fatal("want one commit")
+	}
+}
