@@ -32,7 +32,7 @@ func New(v *gate.Verdict, c *card.Card, diff []byte, patched *Patched, files []F
 			Files: files},
 		Verdict: v.Verdict,
 		Reason:  v.Reason,
-		Sandbox: Sandbox{Applied: nonNil(v.Sandbox.Applied), Missing: nonNil(v.Sandbox.Missing)},
+		Sandbox: Sandbox{Applied: nonNil(v.Sandbox.Applied), Missing: nonNil(v.Sandbox.Missing), Off: v.Sandbox.Off},
 		Steps:   []Step{},
 	}
 	if p.Diff.Files == nil {

@@ -115,10 +115,13 @@ type FileStat struct {
 	Binary  bool   `json:"binary"`
 }
 
-// Sandbox is the containment the run used: the verdict's sandbox object.
+// Sandbox is the containment the run used: the layers of the verdict's
+// sandbox object that were applied and missing, and whether the sandbox
+// was turned off by choice (--sandbox=off).
 type Sandbox struct {
 	Applied []string `json:"applied"`
 	Missing []string `json:"missing"`
+	Off     bool     `json:"off"`
 }
 
 // Step is one gate rule as recorded. Expected and Runs are set for the

@@ -1,0 +1,145 @@
+package record
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/failpass/failpass/internal/gate"
+)
+
+func stepOf(s *Statement, rule string) *Step {
+	for i := range s.Predicate.Steps {
+		if s.Predicate.Steps[i].Rule == rule {
+			return &s.Predicate.Steps[i]
+		}
+	}
+	panic("no step " + rule)
+}
+
+func strp(s string) *string { return &s }
+
+func TestCheck(t *testing.T) {
+	c := testCard(t)
+	tests := []struct {
+		name string
+		fail bool // start from the failing record instead of the passing one
+		edit func(s *Statement)
+		want Problem // "" for valid
+	}{
+		{name: "pass as recorded", edit: func(*Statement) {}},
+		{name: "fail as recorded", fail: true, edit: func(*Statement) {}},
+		{name: "card digest", edit: func(s *Statement) { s.Predicate.Card.Digest = "sha256:" + testBase + testBase[:24] }, want: ProblemCardDigest},
+		{name: "card id", edit: func(s *Statement) { s.Predicate.Card.ID = "OTHER" }, want: ProblemCardDigest},
+		{name: "base", edit: func(s *Statement) { s.Predicate.Base = testTree }, want: ProblemBase},
+		{name: "argv element", edit: func(s *Statement) { stepOf(s, gate.RuleBaseFail).Runs[0].Argv[1] = "check2.sh" }, want: ProblemArgv},
+		{name: "argv extra arg", edit: func(s *Statement) {
+			r := &stepOf(s, gate.RulePatchPass).Runs[0]
+			r.Argv = append(r.Argv, "-x")
+		}, want: ProblemArgv},
+		{name: "argv trailing space", edit: func(s *Statement) { stepOf(s, gate.RulePatchInvariant).Runs[0].Argv[2] = "./... " }, want: ProblemArgv},
+		{name: "argv of another role", edit: func(s *Statement) { stepOf(s, gate.RuleBaseInvariant).Runs[0].Argv = []string{"sh", "check.sh"} }, want: ProblemArgv},
+		{name: "expected exit", edit: func(s *Statement) { stepOf(s, gate.RuleBaseFail).Expected = intp(2) }, want: ProblemExpected},
+		{name: "unknown rule", edit: func(s *Statement) { s.Predicate.Steps[0].Rule = "card.other" }, want: ProblemMalformed},
+		{name: "rule twice", edit: func(s *Statement) { s.Predicate.Steps[1].Rule = s.Predicate.Steps[0].Rule }, want: ProblemMalformed},
+		{name: "runs on a static rule", edit: func(s *Statement) {
+			st := stepOf(s, gate.RuleDiffApply)
+			st.Expected, st.Runs = intp(0), []Run{{Argv: []string{"true"}}}
+		}, want: ProblemMalformed},
+		{name: "flipped fail to pass", fail: true, edit: func(s *Statement) { s.Predicate.Verdict, s.Predicate.Rule = "pass", nil }, want: ProblemVerdict},
+		{name: "pass with an exit changed", edit: func(s *Statement) { stepOf(s, gate.RuleBaseFail).Runs[0].Exit = 0 }, want: ProblemVerdict},
+		{name: "pass with a timed-out run", edit: func(s *Statement) { stepOf(s, gate.RulePatchPass).Runs[0].TimedOut = true }, want: ProblemVerdict},
+		{name: "pass with a signal", edit: func(s *Statement) { stepOf(s, gate.RulePatchPass).Runs[0].Signal = "killed" }, want: ProblemVerdict},
+		{name: "pass with exit 127 expected 127", edit: func(s *Statement) {
+			// Even were the card to expect it, 127 is inconclusive.
+			stepOf(s, gate.RulePatchPass).Runs[0].Exit = 127
+		}, want: ProblemVerdict},
+		{name: "pass with runs removed", edit: func(s *Statement) { stepOf(s, gate.RulePatchInvariant).Runs = []Run{} }, want: ProblemVerdict},
+		{name: "pass with flaky runs", edit: func(s *Statement) {
+			st := stepOf(s, gate.RulePatchPass)
+			st.Runs = append(st.Runs, Run{Argv: []string{"sh", "check.sh"}, Exit: 1})
+		}, want: ProblemVerdict},
+		{name: "fail blamed on the wrong rule", fail: true, edit: func(s *Statement) { s.Predicate.Rule = strp(gate.RuleBaseFail) }, want: ProblemVerdict},
+		{name: "fail blamed on flakiness that is not there", fail: true, edit: func(s *Statement) { s.Predicate.Rule = strp(gate.RulePatchFlaky) }, want: ProblemVerdict},
+		{name: "fail with runs after the broken rule", fail: true, edit: func(s *Statement) {
+			stepOf(s, gate.RulePatchInvariant).Runs = []Run{{Argv: []string{"go", "test", "./..."}}}
+			stepOf(s, gate.RulePatchInvariant).Expected = intp(0)
+		}, want: ProblemVerdict},
+		{name: "fail whose runs hold", fail: true, edit: func(s *Statement) { stepOf(s, gate.RulePatchPass).Runs[0].Exit = 0 }, want: ProblemVerdict},
+		{name: "flaky patch runs are patch.flaky", fail: true, edit: func(s *Statement) {
+			st := stepOf(s, gate.RulePatchPass)
+			st.Runs = append(st.Runs, Run{Argv: []string{"sh", "check.sh"}, Exit: 0})
+			s.Predicate.Rule = strp(gate.RulePatchFlaky)
+		}},
+		{name: "flaky patch runs blamed on patch.pass", fail: true, edit: func(s *Statement) {
+			st := stepOf(s, gate.RulePatchPass)
+			st.Runs = append(st.Runs, Run{Argv: []string{"sh", "check.sh"}, Exit: 0})
+		}, want: ProblemVerdict},
+		{name: "fail at a static rule before any run", fail: true, edit: func(s *Statement) {
+			s.Predicate.Rule = strp(gate.RuleBudgetFiles)
+			for i := range s.Predicate.Steps {
+				s.Predicate.Steps[i].Runs = []Run{}
+			}
+		}},
+		{name: "fail at a static rule with base runs before it", fail: true, edit: func(s *Statement) {
+			s.Predicate.Rule = strp(gate.RuleBudgetFiles)
+		}, want: ProblemVerdict},
+		{name: "fail at diff.apply after the base held", fail: true, edit: func(s *Statement) {
+			s.Predicate.Rule = strp(gate.RuleDiffApply)
+			stepOf(s, gate.RulePatchPass).Runs = []Run{}
+		}},
+		{name: "fail at the card signature with nothing run", edit: func(s *Statement) {
+			s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(gate.RuleCardSignature)
+			for i := range s.Predicate.Steps {
+				s.Predicate.Steps[i].Runs = []Run{}
+			}
+		}},
+		{name: "fail at an unknown rule", fail: true, edit: func(s *Statement) { s.Predicate.Rule = strp("gate.other") }, want: ProblemMalformed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := passVerdict(c)
+			if tc.fail {
+				v = failVerdict(c)
+			}
+			s := testStatement(t, v, c)
+			tc.edit(s)
+			err := Check(s, c)
+			var got Problem
+			if err != nil {
+				var re *Error
+				if !errors.As(err, &re) {
+					t.Fatalf("Check(%s) = %v (%T), want a *record.Error", tc.name, err, err)
+				}
+				got = re.Problem
+			}
+			if got != tc.want {
+				t.Errorf("Check(%s) = %v, want problem %q", tc.name, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestJudge(t *testing.T) {
+	tests := []struct {
+		runs   []Run
+		expect int
+		want   Judgement
+	}{
+		{nil, 0, NoRuns},
+		{[]Run{{Exit: 0}}, 0, Holds},
+		{[]Run{{Exit: 1}, {Exit: 1}, {Exit: 1}}, 1, Holds},
+		{[]Run{{Exit: 1}}, 0, WrongExit},
+		{[]Run{{Exit: 0}, {Exit: 1}}, 0, Disagree},
+		{[]Run{{Exit: 0}, {Exit: 1, TimedOut: true}}, 0, Inconclusive},
+		{[]Run{{Exit: -1, Signal: "killed"}}, 0, Inconclusive},
+		{[]Run{{Exit: 125}}, 125, Inconclusive},
+		{[]Run{{Exit: 126}}, 126, Inconclusive},
+		{[]Run{{Exit: 127}}, 127, Inconclusive},
+		{[]Run{{Exit: -1}}, -1, Inconclusive},
+	}
+	for _, tc := range tests {
+		if got := Judge(tc.runs, tc.expect); got != tc.want {
+			t.Errorf("Judge(%+v, %d) = %v, want %v", tc.runs, tc.expect, got, tc.want)
+		}
+	}
+}
