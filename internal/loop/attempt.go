@@ -176,6 +176,9 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	for _, f := range accepted {
 		e.claimed = append(e.claimed, FindingKey(f))
 	}
+	if err := e.store.savePolicy(policyMemory{Passes: e.passes, Claimed: e.claimed}); err != nil {
+		return attemptOutcome{}, err
+	}
 	e.logf("attempt %d committed %s", seq, short(commit))
 	if err := e.save("invalidate_and_repeat", "review the new head "+short(commit)); err != nil {
 		return attemptOutcome{}, err

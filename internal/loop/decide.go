@@ -137,12 +137,12 @@ func FindingKey(f model.Finding) string {
 
 // Pass is what the early-stop policy remembers of one review pass.
 type Pass struct {
-	Head string
+	Head string `json:"head"`
 	// Material are the keys of the findings the pass's decision accepted.
-	Material []string
+	Material []string `json:"material"`
 	// ClaimedFixed are the keys the commit that produced Head claimed to
 	// fix (empty for the initial head).
-	ClaimedFixed []string
+	ClaimedFixed []string `json:"claimed_fixed,omitempty"`
 }
 
 // Stop reasons (changes_remaining).

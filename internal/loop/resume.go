@@ -73,6 +73,8 @@ func Resume(ctx context.Context, repo *gitx.Repo, id string, cfg Config) (*Outco
 		return nil, lerr
 	}
 	defer locks.Release()
+	mem := st.loadPolicy()
+	e.passes, e.claimed = mem.Passes, mem.Claimed
 	if s := e.reconcile(); s != nil {
 		return e.finishUnpersisted(s)
 	}
@@ -127,6 +129,10 @@ func (e *engine) reconcile() *stop {
 			return blocked("candidate_integrity_failure", "the branch %s is at %s, which is not the interrupted attempt %d's commit on %s", cp.Branch, short(live), n, short(cp.CurrentHead))
 		}
 		e.markCommitted(n, live)
+		// The recovered attempt fixed the newest pass's accepted findings.
+		if len(e.passes) > 0 {
+			e.claimed = e.passes[len(e.passes)-1].Material
+		}
 		e.logf("recovered attempt %d's commit %s", n, short(live))
 	} else if n > 0 && cp.CycleAttempts[n-1].Outcome == "interrupted" {
 		cp.PreservedFailedAttempts[len(cp.PreservedFailedAttempts)-1].Reason = fmt.Sprintf("interrupted: attempt %d did not finish; the cycle stays spent", n)

@@ -289,7 +289,7 @@ func (e *engine) decide(res *model.ReviewResult, rec *contract.ReviewRecord) err
 	}
 	e.passes = append(e.passes, Pass{Head: e.cp.CurrentHead, Material: material, ClaimedFixed: e.claimed})
 	e.claimed = nil
-	return nil
+	return e.store.savePolicy(policyMemory{Passes: e.passes})
 }
 
 // scope is the allowed remediation scope: the card's (not denied, not an

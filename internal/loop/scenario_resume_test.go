@@ -86,3 +86,23 @@ func TestInterruptedLoopReturnsNothingAndResumes(t *testing.T) {
 		t.Fatal("want one commit")
 	}
 }
+
+func TestRepeatedFindingSurvivesAResume(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", appendLine)
+	cfg := s.config("reviewer", "fixer")
+	cfg.hook = crashAt("attempt-promoted")
+	if _, err := Start(context.Background(), s.repo, s.invocation("rep-resume", 3), nil, cfg); !errors.Is(err, errCrash) {
+		t.Fatalf("want the simulated crash, got %v", err)
+	}
+	cfg.hook = nil
+	out, err := Resume(context.Background(), s.repo, "rep-resume", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, out, "changes_remaining", ReasonRepeated)
+	if s.commitsSinceHead() != 1 || out.Result.Budget.ConsumedCycles != 1 {
+		t.Fatalf("%d commits, %+v", s.commitsSinceHead(), out.Result.Budget)
+	}
+}

@@ -17,6 +17,7 @@ const (
 	checkpointFile = "checkpoint.json"
 	terminalFile   = "terminal-result.json"
 	settingsFile   = "settings.json"
+	passesFile     = "passes.json"
 )
 
 // idRE is the shape of an invocation id: it names a folder and a ref
@@ -280,4 +281,29 @@ func (e *InputError) Hints() []string {
 		return nil
 	}
 	return []string{e.Hint}
+}
+
+// policyMemory is what the early-stop policy remembers across a resume:
+// the finding keys of every pass and those the newest commit claimed to
+// fix. It is failpass's own file, never evidence: a missing or unreadable
+// one only means the early stops start afresh.
+type policyMemory struct {
+	Passes  []Pass   `json:"passes"`
+	Claimed []string `json:"claimed,omitempty"`
+}
+
+func (s *Store) savePolicy(m policyMemory) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return s.write(passesFile, append(data, '\n'))
+}
+
+func (s *Store) loadPolicy() policyMemory {
+	var m policyMemory
+	if data, err := s.read(passesFile); err == nil {
+		json.Unmarshal(data, &m)
+	}
+	return m
 }
