@@ -63,7 +63,11 @@ func (n *Note) WriteMarkdown(w io.Writer) error {
 		if len(p.Card.Signers) > 0 {
 			fmt.Fprintf(&b, "| card signed by | %s |\n", cell(strings.Join(p.Card.Signers, ", ")))
 		}
-		fmt.Fprintf(&b, "| sandbox | applied: %s; missing: %s |\n", list(p.Sandbox.Applied), list(p.Sandbox.Missing))
+		if p.Sandbox.Off {
+			b.WriteString("| sandbox | off (--sandbox=off): nothing contained the commands |\n")
+		} else {
+			fmt.Fprintf(&b, "| sandbox | applied: %s; missing: %s |\n", list(p.Sandbox.Applied), list(p.Sandbox.Missing))
+		}
 		fmt.Fprintf(&b, "| tool | %s |\n", cell(p.Tool))
 	}
 
@@ -91,7 +95,17 @@ func (n *Note) WriteMarkdown(w io.Writer) error {
 	if n.Record != nil && n.Record.Predicate.Diff.Name != "" && n.Record.Predicate.Diff.Name != "-" {
 		diff = n.Record.Predicate.Diff.Name
 	}
-	fmt.Fprintf(&b, "failpass gate --card %s --diff %s --allowed-signers ALLOWED_SIGNERS\n", shellQuote(n.CardPath), shellQuote(diff))
+	repeat := ""
+	if n.Record != nil {
+		// The gate runs every command --repeat times; the base's fail
+		// step says how many the record's run used.
+		for _, s := range n.Record.Predicate.Steps {
+			if s.Rule == gate.RuleBaseFail && len(s.Runs) > 1 {
+				repeat = fmt.Sprintf(" --repeat %d", len(s.Runs))
+			}
+		}
+	}
+	fmt.Fprintf(&b, "failpass gate --card %s --diff %s --allowed-signers ALLOWED_SIGNERS%s\n", shellQuote(n.CardPath), shellQuote(diff), repeat)
 	if n.Record != nil {
 		fmt.Fprintf(&b, "failpass record verify --record %s --runners RUNNERS --card %s --allowed-signers ALLOWED_SIGNERS --diff %s --repo .\n",
 			shellQuote(n.RecordPath), shellQuote(n.CardPath), shellQuote(diff))

@@ -98,3 +98,23 @@ func TestMarkdownEscapes(t *testing.T) {
 		}
 	}
 }
+
+func TestNoteRepeat(t *testing.T) {
+	c := testCard(t)
+	v := passVerdict(c)
+	for i := range v.Steps {
+		if len(v.Steps[i].Runs) > 0 {
+			v.Steps[i].Runs = append(v.Steps[i].Runs, v.Steps[i].Runs[0], v.Steps[i].Runs[0])
+		}
+	}
+	n := &Note{CardPath: "card.yml", CardYAML: []byte(testCardYAML), Card: c, Record: testStatement(t, v, c), RecordPath: "r.json"}
+	var b strings.Builder
+	if err := n.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--allowed-signers ALLOWED_SIGNERS --repeat 3\n", "| `base.fail` | ok | 1, 1, 1 | 1 |", "| sandbox | applied: network; missing: resources |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("WriteMarkdown(repeat 3) lacks %q; got:\n%s", want, b.String())
+		}
+	}
+}
