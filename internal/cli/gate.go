@@ -7,7 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
@@ -17,9 +22,9 @@ import (
 	"github.com/failpass/failpass/internal/sandbox"
 )
 
-const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--repo DIR] [--json]
-    [--allow-unsigned | --allowed-signers FILE] [--repeat N] [--sandbox=off] [--keep-worktree] [--log-dir DIR]
-    [--record FILE [--record-key KEY]]`
+const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--manifest FILE] [--repo DIR] [--json]
+    [--allow-unsigned | --allowed-signers FILE] [--repeat N] [--jobs N] [--no-cache] [--shard K/N]
+    [--junit FILE] [--sandbox=off] [--keep-worktree] [--log-dir DIR] [--record FILE [--record-key KEY]]`
 
 type gateFlags struct {
 	card           string
@@ -34,6 +39,17 @@ type gateFlags struct {
 	record         string
 	recordKey      string
 	sandbox        string
+	manifest       string
+	jobs           int
+	noCache        bool
+	shard          string
+	junit          string
+}
+
+// batch says whether the candidates are gated as a batch (shared base
+// side, pooled worktrees, cache, summary) rather than alone.
+func (f *gateFlags) batch() bool {
+	return len(f.diffs) > 1 || f.manifest != "" || f.shard != "" || f.junit != ""
 }
 
 func runGate(ctx context.Context, env *Env, args []string) error {
@@ -51,6 +67,11 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.logDir, "log-dir", "", "write command logs under `DIR`")
 	fs.StringVar(&f.record, "record", "", "write a signed record of the run to `FILE` (signature in FILE.sig)")
 	fs.StringVar(&f.recordKey, "record-key", "", "SSH `KEY` that signs the record (default: the ssh-agent's key)")
+	fs.StringVar(&f.manifest, "manifest", "", "JSON lines `FILE` of {\"card\": ..., \"diff\": ...} candidates, paths relative to its folder")
+	fs.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "gate `N` candidates at a time")
+	fs.BoolVar(&f.noCache, "no-cache", false, "neither use nor store cached base results and verdicts")
+	fs.StringVar(&f.shard, "shard", "", "gate only the `K/N` slice of the candidates (K from 0 to N-1)")
+	fs.StringVar(&f.junit, "junit", "", "also write the verdicts as JUnit XML to `FILE`")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -75,10 +96,18 @@ func checkGateFlags(f *gateFlags, pos []string) error {
 	switch {
 	case len(pos) > 0:
 		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0]), Hint: "pass candidates with --diff FILE"}
-	case f.card == "":
+	case f.card == "" && (f.manifest == "" || len(f.diffs) > 0):
 		return &UsageError{Msg: "--card is required", Hint: "failpass gate --card issue-contract.yml --diff fix.diff"}
-	case len(f.diffs) == 0:
+	case len(f.diffs) == 0 && f.manifest == "":
 		return &UsageError{Msg: "--diff is required", Hint: "failpass gate --card issue-contract.yml --diff fix.diff"}
+	case f.card != "" && len(f.diffs) == 0:
+		return &UsageError{Msg: "--card without --diff", Hint: "a manifest names each candidate's card; --card goes with --diff"}
+	case f.jobs < 1 || f.jobs > 256:
+		return &UsageError{Msg: fmt.Sprintf("--jobs %d: want 1 to 256", f.jobs)}
+	case f.batch() && f.record != "":
+		return &UsageError{Msg: "--record takes one candidate", Hint: "gate candidates one at a time to record each"}
+	case f.batch() && f.keepWorktree:
+		return &UsageError{Msg: "--keep-worktree takes one candidate", Hint: "a batch reuses its worktrees; gate the candidate alone to inspect its worktree"}
 	case f.repeat < 1 || f.repeat > 100:
 		return &UsageError{Msg: fmt.Sprintf("--repeat %d: want 1 to 100", f.repeat)}
 	case f.allowUnsigned && f.allowedSigners != "":
@@ -99,10 +128,18 @@ func checkGateFlags(f *gateFlags, pos []string) error {
 	if stdin > 1 {
 		return &UsageError{Msg: "only one --diff may read standard input"}
 	}
+	if f.shard != "" {
+		if _, err := gate.ParseShard(f.shard); err != nil {
+			return &UsageError{Msg: err.Error(), Hint: "in a Kubernetes Indexed Job: --shard $(JOB_COMPLETION_INDEX)/<completions>"}
+		}
+	}
 	return nil
 }
 
 func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
+	if f.batch() {
+		return gateBatch(ctx, env, f)
+	}
 	c, err := card.Load(f.card)
 	if err != nil {
 		return err
@@ -227,4 +264,321 @@ func gatePolicy(env *Env, repo *gitx.Repo, c *card.Card, off bool) (*sandbox.Pol
 		return nil, err
 	}
 	return &sandbox.Policy{CacheDir: sandbox.CardCacheDir(repo.CommonDir, digest)}, nil
+}
+
+// batchCandidate is one candidate of a batch, in input order.
+type batchCandidate struct {
+	name     string // as given: the --diff argument or the manifest's diff field
+	cardPath string
+	diffPath string
+	where    string // for messages: "--diff X" or "manifest.jsonl:3"
+	card     *card.Card
+	diff     []byte
+}
+
+// maxManifest bounds the manifest file.
+const maxManifest = 64 << 20
+
+// batchCandidates lists the candidates (--diff ones first, then the
+// manifest's), takes the shard's slice, and loads every card and diff
+// before anything runs: a bad input is trouble, not a verdict.
+func batchCandidates(env *Env, f *gateFlags) ([]*batchCandidate, error) {
+	var all []*batchCandidate
+	for _, d := range f.diffs {
+		all = append(all, &batchCandidate{name: d, cardPath: f.card, diffPath: d, where: "--diff " + d})
+	}
+	if f.manifest != "" {
+		fh, err := os.Open(f.manifest)
+		if err != nil {
+			return nil, Errorf("cannot read the manifest: %v", err).Hint("--manifest takes a file of JSON lines {\"card\": ..., \"diff\": ...}")
+		}
+		data, err := io.ReadAll(io.LimitReader(fh, maxManifest+1))
+		fh.Close()
+		if err != nil {
+			return nil, Errorf("cannot read the manifest: %v", err)
+		}
+		if len(data) > maxManifest {
+			return nil, Errorf("manifest %s is larger than %d bytes", f.manifest, maxManifest).Hint("split it, or shard it with --shard K/N")
+		}
+		entries, err := gate.ParseManifest(f.manifest, data)
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Dir(f.manifest)
+		for _, e := range entries {
+			r := e.Resolve(dir)
+			all = append(all, &batchCandidate{name: e.Diff, cardPath: r.Card, diffPath: r.Diff, where: fmt.Sprintf("%s:%d", f.manifest, e.Line)})
+		}
+	}
+	shard := gate.Shard{N: 1}
+	if f.shard != "" {
+		shard, _ = gate.ParseShard(f.shard)
+	}
+	var out []*batchCandidate
+	cards := map[string]*card.Card{}
+	for i, c := range all {
+		if !shard.Has(i) {
+			continue
+		}
+		key := filepath.Clean(c.cardPath)
+		if cards[key] == nil {
+			cd, err := card.Load(c.cardPath)
+			if err != nil {
+				return nil, err
+			}
+			cards[key] = cd
+		}
+		c.card = cards[key]
+		d, err := readDiff(env, c.diffPath)
+		if err != nil {
+			var ue *Error
+			if errors.As(err, &ue) && c.where != "--diff "+c.diffPath {
+				ue.Msg = c.where + ": " + ue.Msg
+			}
+			return nil, err
+		}
+		c.diff = d
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// gateBatch gates many candidates: static rules first, the base side once
+// per card, patched sides in parallel pooled worktrees, results cached.
+// Output: one line (or JSON object) per candidate as it finishes, then a
+// summary.
+func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
+	cands, err := batchCandidates(env, f)
+	if err != nil {
+		return err
+	}
+	repo, err := gitx.Open(ctx, f.repo)
+	if err != nil {
+		return err
+	}
+	trust, err := gateTrust(ctx, env, repo, f)
+	if err != nil {
+		return err
+	}
+	if f.allowUnsigned {
+		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
+	}
+	if f.sandbox == "off" {
+		fmt.Fprintln(env.Stderr, "failpass: warning: --sandbox=off: card commands run UNCONTAINED, with your network, files and processes")
+	}
+	// Per card: its resolved base and sandbox policy, computed once.
+	type cardSetup struct {
+		base   string
+		policy *sandbox.Policy
+	}
+	setups := map[*card.Card]*cardSetup{}
+	for _, c := range cands {
+		if setups[c.card] != nil {
+			continue
+		}
+		s := &cardSetup{}
+		if out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", gate.BaseRev(c.card)+"^{commit}"); err == nil {
+			s.base = strings.TrimSpace(string(out))
+		}
+		if f.sandbox != "off" {
+			d, err := c.card.Digest()
+			if err != nil {
+				return err
+			}
+			s.policy = &sandbox.Policy{CacheDir: sandbox.CardCacheDir(repo.CommonDir, d)}
+		}
+		setups[c.card] = s
+	}
+	var cache *gate.Cache
+	if !f.noCache {
+		cache = gate.OpenCache(repo)
+	}
+	jobs := min(f.jobs, max(len(cands), 1))
+	b := gate.NewBatch(gate.BatchConfig{Repo: repo, Cache: cache, Jobs: jobs, LogDir: f.logDir})
+	defer b.Close(context.WithoutCancel(ctx))
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type done struct {
+		i   int
+		v   *gate.Verdict
+		err error
+	}
+	next := make(chan int)
+	results := make(chan done)
+	var wg sync.WaitGroup
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				c := cands[i]
+				s := setups[c.card]
+				v, err := b.Gate(ctx, gate.Options{
+					Repo: repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name, Base: s.base,
+					Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: s.policy,
+					Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
+				})
+				results <- done{i, v, err}
+			}
+		}()
+	}
+	go func() {
+		defer close(next)
+		for i := range cands {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+
+	prog := newProgress(env, len(cands))
+	verdicts := make([]*gate.Verdict, len(cands))
+	var sum report.Summary
+	var firstErr error
+	// Every worker ends (the context cancels what runs) before the batch
+	// removes its worktrees.
+	for r := range results {
+		if r.err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s: %w", cands[r.i].where, r.err)
+				cancel()
+			}
+			continue
+		}
+		if firstErr != nil {
+			continue
+		}
+		verdicts[r.i] = r.v
+		sum.Add(r.v)
+		prog.clear()
+		if f.json {
+			if err := report.JSON(env.Stdout, r.v); err != nil && firstErr == nil {
+				firstErr = err
+				cancel()
+			}
+		} else {
+			fmt.Fprintln(env.Stdout, report.BatchLine(r.v))
+		}
+		prog.update(sum)
+	}
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	prog.finish()
+	if firstErr != nil {
+		return firstErr
+	}
+	if f.junit != "" {
+		if err := writeJUnit(f.junit, verdicts); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		if err := report.SummaryJSON(env.Stdout, sum); err != nil {
+			return err
+		}
+	} else {
+		if len(verdicts) > 0 {
+			fmt.Fprintln(env.Stdout)
+		}
+		report.Table(env.Stdout, verdicts)
+		for _, v := range verdicts {
+			if v.LogDir != "" {
+				fmt.Fprintf(env.Stdout, "logs: %s\n", filepath.Dir(v.LogDir))
+				break
+			}
+		}
+	}
+	if sum.Failed > 0 {
+		return Exit(ExitFail)
+	}
+	return nil
+}
+
+// writeJUnit writes the JUnit XML report atomically enough for CI: a
+// dashboard never reads half a file.
+func writeJUnit(path string, vs []*gate.Verdict) error {
+	var buf strings.Builder
+	if err := report.JUnit(&buf, vs); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(buf.String()), 0o644); err != nil {
+		return Errorf("cannot write the JUnit report: %v", err).Hint("--junit names a file in a writable folder")
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return Errorf("cannot write the JUnit report: %v", err)
+	}
+	return nil
+}
+
+// progress shows done/total, passing so far, elapsed time and an
+// estimate: redrawn in place on a terminal, plain lines when CI is set,
+// nothing otherwise (stdout already has a line per candidate).
+type progress struct {
+	w     io.Writer
+	tty   bool
+	plain bool
+	total int
+	start time.Time
+	last  time.Time
+	drawn bool
+}
+
+func newProgress(env *Env, total int) *progress {
+	p := &progress{w: env.Stderr, total: total, start: time.Now()}
+	if fh, ok := env.Stderr.(*os.File); ok && isTerminal(fh) {
+		p.tty = true
+	} else if env.Getenv("CI") != "" {
+		p.plain = true
+	}
+	return p
+}
+
+func (p *progress) line(s report.Summary) string {
+	el := time.Since(p.start)
+	eta := "?"
+	if s.Total > 0 && s.Total < p.total {
+		eta = (el / time.Duration(s.Total) * time.Duration(p.total-s.Total)).Round(time.Second).String()
+	} else if s.Total == p.total {
+		eta = "0s"
+	}
+	return fmt.Sprintf("%d/%d done, %d passing, %s elapsed, ~%s left", s.Total, p.total, s.Passed, el.Round(time.Second), eta)
+}
+
+func (p *progress) update(s report.Summary) {
+	switch {
+	case p.tty:
+		fmt.Fprintf(p.w, "\r\x1b[K[%s]", p.line(s))
+		p.drawn = true
+	case p.plain:
+		// At most one line every 10 s, and the last one, so a CI log of
+		// a thousand candidates stays readable.
+		if time.Since(p.last) >= 10*time.Second || s.Total == p.total {
+			fmt.Fprintf(p.w, "progress: %s\n", p.line(s))
+			p.last = time.Now()
+		}
+	}
+}
+
+func (p *progress) clear() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+}
+
+func (p *progress) finish() { p.clear() }
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

@@ -61,11 +61,11 @@ type Verdict struct {
 	Cached     bool           `json:"cached,omitempty"`
 	// BaseCached says the base side came from the cache (a batch's
 	// earlier run) rather than running for this verdict.
-	BaseCached bool `json:"base_cached,omitempty"`
-	LogDir     string         `json:"log_dir,omitempty"`
-	Unsigned   bool           `json:"unsigned,omitempty"`
-	Signers    []string       `json:"signers,omitempty"`
-	DurationMS int64          `json:"duration_ms"`
+	BaseCached bool     `json:"base_cached,omitempty"`
+	LogDir     string   `json:"log_dir,omitempty"`
+	Unsigned   bool     `json:"unsigned,omitempty"`
+	Signers    []string `json:"signers,omitempty"`
+	DurationMS int64    `json:"duration_ms"`
 
 	// Changes is the static change set, for records; not part of the JSON.
 	Changes *patch.ChangeSet `json:"-"`

@@ -1,0 +1,489 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gitx"
+)
+
+func TestMain(m *testing.M) {
+	home, _ := os.MkdirTemp("", "gate-test-home")
+	os.Setenv("HOME", home)
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	full := append([]string{"-c", "user.name=T", "-c", "user.email=t@example.org"}, args...)
+	out, err := gitx.Command(context.Background(), dir, nil, full...)
+	if err != nil {
+		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
+func write(t testing.TB, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The test repository: a bug (answer=41), a check that wants 42, and an
+// invariant that fails if anything a previous candidate planted is
+// visible: a stray file, an ignored file, a tracked file changed behind
+// an index flag, or per-worktree git config.
+const (
+	checkSh     = ". src/lib.sh\n[ \"$answer\" = 42 ]\n"
+	invariantSh = `[ ! -e planted.txt ] || exit 3
+[ ! -e build/junk ] || exit 4
+! grep -q EVIL src/other.sh || exit 5
+gd=$(git rev-parse --git-dir 2>/dev/null) || exit 0
+[ ! -e "$gd/config.worktree" ] || exit 6
+[ ! -e "$gd/hooks" ] || exit 7
+exit 0
+`
+	cardYAML = `id: "T-1"
+base_ref: "main"
+fail: {cmd: ["sh", "tests/check.sh"], expect_exit: 1}
+pass: {cmd: ["sh", "tests/check.sh"], expect_exit: 0}
+invariant: {cmd: ["sh", "tests/invariant.sh"], expect_exit: 0}
+budget: {max_files: 2, max_changed_lines: 20, deny_globs: ["ci/**"]}
+`
+)
+
+func newRepo(t testing.TB) (*gitx.Repo, string) {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	write(t, dir, "src/lib.sh", "answer=41\n")
+	write(t, dir, "src/other.sh", "echo other\n")
+	write(t, dir, "tests/check.sh", checkSh)
+	write(t, dir, "tests/invariant.sh", invariantSh)
+	write(t, dir, ".gitignore", "build/\n")
+	write(t, dir, "ci/x.yml", "x: 1\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "base")
+	base := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	repo, err := gitx.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, base
+}
+
+// mkdiff writes files in the checkout, takes the diff and restores it.
+func mkdiff(t testing.TB, dir string, files map[string]string) []byte {
+	t.Helper()
+	for name, content := range files {
+		write(t, dir, name, content)
+	}
+	git(t, dir, "add", "-A")
+	d := git(t, dir, "diff", "--cached")
+	git(t, dir, "reset", "-q", "--hard")
+	return []byte(d)
+}
+
+type cand struct {
+	name string
+	diff []byte
+}
+
+// candidates is the mix: honest, hostile, failing, flaky, planting.
+func candidates(t testing.TB, dir string) []cand {
+	return []cand{
+		{"honest", mkdiff(t, dir, map[string]string{"src/lib.sh": "answer=42\n"})},
+		{"wrong", mkdiff(t, dir, map[string]string{"src/lib.sh": "answer=43\n"})},
+		{"deny", mkdiff(t, dir, map[string]string{"src/lib.sh": "answer=42\n", "ci/x.yml": "x: 2\n"})},
+		{"oracle", mkdiff(t, dir, map[string]string{"tests/check.sh": "exit 0\n"})},
+		{"garbage", []byte("this is not a diff\n")},
+		{"stale", []byte("--- a/src/lib.sh\n+++ b/src/lib.sh\n@@ -1 +1 @@\n-answer=40\n+answer=42\n")},
+		// Passes on one run, fails on the next: the worktree keeps a flag
+		// file between repeats.
+		{"flaky", mkdiff(t, dir, map[string]string{"src/lib.sh": "if [ -e .flip ]; then rm .flip; answer=0; else : > .flip; answer=42; fi\n"})},
+		// Plants everything a pooled worktree must not carry over.
+		{"planter", mkdiff(t, dir, map[string]string{"src/lib.sh": `answer=42
+: > planted.txt
+mkdir -p build && : > build/junk
+echo EVIL >> src/other.sh
+git update-index --assume-unchanged src/other.sh 2>/dev/null
+gd=$(git rev-parse --git-dir 2>/dev/null) && { printf '[core]\n\tbare = true\n' > "$gd/config.worktree"; mkdir -p "$gd/hooks"; } 2>/dev/null
+true
+`})},
+		{"honest-after", mkdiff(t, dir, map[string]string{"src/lib.sh": "answer=42 # again\n"})},
+	}
+}
+
+func testCard(t testing.TB) *card.Card {
+	c, err := card.Parse("card.yml", []byte(cardYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func opts(repo *gitx.Repo, c *card.Card, base string, cd cand, repeat int) Options {
+	return Options{
+		Repo: repo, Card: c, Diff: cd.diff, DiffName: cd.name, Base: base,
+		AllowUnsigned: true, Repeat: repeat, Env: DefaultEnv(os.Getenv),
+	}
+}
+
+// norm is a verdict without what may differ between a batch and a lone
+// run: timings, log paths, cached flags.
+func norm(t testing.TB, v *Verdict) string {
+	t.Helper()
+	w := *v
+	w.DurationMS, w.LogDir, w.Cached, w.BaseCached = 0, "", false, false
+	w.Steps = nil
+	for _, s := range v.Steps {
+		s.DurationMS, s.Log = 0, nil
+		var runs []RunResult
+		for _, r := range s.Runs {
+			r.DurationMS = 0
+			runs = append(runs, r)
+		}
+		s.Runs = runs
+		w.Steps = append(w.Steps, s)
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestBatchSameAsAlone(t *testing.T) {
+	repo, base := newRepo(t)
+	c := testCard(t)
+	cands := candidates(t, repo.Dir)
+	want := map[string]string{
+		"honest": "", "wrong": RulePatchPass, "deny": RuleBudgetDeny, "oracle": RuleBudgetOracle,
+		"garbage": RuleDiffParse, "stale": RuleDiffApply, "flaky": RulePatchFlaky,
+		"planter": RulePatchInvariant, "honest-after": "",
+	}
+	for _, jobs := range []int{1, 2} {
+		alone := map[string]string{}
+		for _, cd := range cands {
+			v, err := Run(context.Background(), opts(repo, c, base, cd, 3))
+			if err != nil {
+				t.Fatalf("Run(%s): %v", cd.name, err)
+			}
+			if v.Failed() != want[cd.name] {
+				t.Errorf("Run(%s) broke %q (%s), want %q", cd.name, v.Failed(), v.Reason, want[cd.name])
+			}
+			alone[cd.name] = norm(t, v)
+		}
+		b := NewBatch(BatchConfig{Repo: repo, Jobs: jobs, LogDir: t.TempDir()})
+		got := gateAll(t, b, repo, c, base, cands, jobs, 3)
+		for _, cd := range cands {
+			if got[cd.name] != alone[cd.name] {
+				t.Errorf("jobs=%d: batch verdict of %s differs from alone:\nbatch: %s\nalone: %s", jobs, cd.name, got[cd.name], alone[cd.name])
+			}
+		}
+		if err := b.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if created, reused, _ := b.Pool().Stats(); created > int64(jobs) || reused == 0 {
+			t.Errorf("jobs=%d: pool created %d worktrees, reused %d: want at most %d created and reuse", jobs, created, reused, jobs)
+		}
+	}
+	assertNoWorktrees(t, repo)
+}
+
+// gateAll gates cands in order through jobs workers and returns the
+// normalized verdicts.
+func gateAll(t testing.TB, b *Batch, repo *gitx.Repo, c *card.Card, base string, cands []cand, jobs, repeat int) map[string]string {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[string]string{}
+	next := make(chan cand)
+	var wg sync.WaitGroup
+	for i := 0; i < jobs; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for cd := range next {
+				v, err := b.Gate(context.Background(), opts(repo, c, base, cd, repeat))
+				if err != nil {
+					t.Errorf("Gate(%s): %v", cd.name, err)
+					continue
+				}
+				mu.Lock()
+				got[cd.name] = norm(t, v)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, cd := range cands {
+		next <- cd
+	}
+	close(next)
+	wg.Wait()
+	return got
+}
+
+func assertNoWorktrees(t testing.TB, repo *gitx.Repo) {
+	t.Helper()
+	out := git(t, repo.Dir, "worktree", "list", "--porcelain")
+	if n := strings.Count(out, "worktree "); n != 1 {
+		t.Errorf("worktrees left behind:\n%s", out)
+	}
+}
+
+// A planting candidate followed by an honest one in the same (only)
+// pooled worktree: the honest one's invariant sees nothing planted.
+func TestPoolPlantedStateDoesNotSurvive(t *testing.T) {
+	repo, base := newRepo(t)
+	c := testCard(t)
+	all := candidates(t, repo.Dir)
+	var planter, honest cand
+	for _, cd := range all {
+		switch cd.name {
+		case "planter":
+			planter = cd
+		case "honest-after":
+			honest = cd
+		}
+	}
+	b := NewBatch(BatchConfig{Repo: repo, Jobs: 1, LogDir: t.TempDir()})
+	defer b.Close(context.Background())
+	for i := 0; i < 2; i++ {
+		v, err := b.Gate(context.Background(), opts(repo, c, base, planter, 1))
+		if err != nil || v.Failed() != RulePatchInvariant {
+			t.Fatalf("planter: %v %v", v, err)
+		}
+		v, err = b.Gate(context.Background(), opts(repo, c, base, honest, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Verdict != Pass {
+			t.Fatalf("honest candidate after a planter in the same worktree: %s %s", v.Failed(), v.Reason)
+		}
+	}
+	if created, reused, _ := b.Pool().Stats(); created != 1 || reused < 3 {
+		t.Errorf("pool created %d, reused %d: want 1 worktree reused", created, reused)
+	}
+}
+
+// A worktree whose reset cannot be proven clean (a folder a command made
+// unreadable) is replaced, not lent.
+func TestPoolReplacesUncleanable(t *testing.T) {
+	repo, base := newRepo(t)
+	p := NewPool(repo, 1)
+	defer p.Close(context.Background())
+	wt, err := p.Get(context.Background(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, wt.Dir, "src/lib.sh", "changed\n")
+	write(t, wt.Dir, "locked/x", "x")
+	os.Chmod(filepath.Join(wt.Dir, "locked"), 0)
+	defer os.Chmod(filepath.Join(wt.Dir, "locked"), 0o755)
+	p.Put(wt)
+	wt2, err := p.Get(context.Background(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(wt2.Dir, "src/lib.sh"))
+	if string(b) != "answer=41\n" {
+		t.Errorf("lent worktree has src/lib.sh = %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(wt2.Dir, "locked")); err == nil {
+		t.Errorf("lent worktree still has the locked folder")
+	}
+	p.Put(wt2)
+}
+
+// A cached pass is reported as cached; the same diff edited is gated
+// again and fails; a changed card never reuses the old verdict.
+func TestCacheEditedDiffRegated(t *testing.T) {
+	repo, base := newRepo(t)
+	c := testCard(t)
+	cache := OpenCacheDir(t.TempDir())
+	honest := cand{"fix.diff", mkdiff(t, repo.Dir, map[string]string{"src/lib.sh": "answer=42\n"})}
+	gate := func(c *card.Card, cd cand) *Verdict {
+		t.Helper()
+		b := NewBatch(BatchConfig{Repo: repo, Cache: cache, Jobs: 1, LogDir: t.TempDir()})
+		defer b.Close(context.Background())
+		v, err := b.Gate(context.Background(), opts(repo, c, base, cd, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v1 := gate(c, honest)
+	if v1.Verdict != Pass || v1.Cached {
+		t.Fatalf("first run: %s cached=%v", v1.Verdict, v1.Cached)
+	}
+	v2 := gate(c, honest)
+	if v2.Verdict != Pass || !v2.Cached {
+		t.Fatalf("second run: %s cached=%v, want a cached pass", v2.Verdict, v2.Cached)
+	}
+	if norm(t, v1) != norm(t, v2) {
+		t.Errorf("cached verdict differs:\n%s\n%s", norm(t, v1), norm(t, v2))
+	}
+	edited := cand{"fix.diff", mkdiff(t, repo.Dir, map[string]string{"src/lib.sh": "answer=44\n"})}
+	v3 := gate(c, edited)
+	if v3.Cached || v3.Failed() != RulePatchPass {
+		t.Errorf("edited diff: cached=%v rule=%q, want a fresh patch.pass failure", v3.Cached, v3.Failed())
+	}
+	c2, err := card.Parse("card.yml", []byte(strings.Replace(cardYAML, "max_changed_lines: 20", "max_changed_lines: 19", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v4 := gate(c2, honest); v4.Cached || v4.Verdict != Pass {
+		t.Errorf("changed card: cached=%v verdict=%s, want a fresh pass", v4.Cached, v4.Verdict)
+	}
+	// The base side is shared through the cache too.
+	if v5 := gate(c, cand{"other.diff", mkdiff(t, repo.Dir, map[string]string{"src/lib.sh": "answer=42 # b\n"})}); !v5.BaseCached || v5.Cached {
+		t.Errorf("new diff of a known card: base_cached=%v cached=%v, want the base side from the cache only", v5.BaseCached, v5.Cached)
+	}
+}
+
+// A corrupted or foreign entry is a miss and is removed.
+func TestCacheCorruptEntry(t *testing.T) {
+	dir := t.TempDir()
+	c := OpenCacheDir(dir)
+	k := Key{Kind: "verdict", Tool: "t", Base: "b", CardDigest: "c", DiffDigest: "d", Env: "e", Repeat: 1}
+	other := k
+	other.DiffDigest = "x"
+	for _, tc := range []struct {
+		name string
+		data string
+	}{
+		{"truncated", `{"key": {"kind": "verdict"`},
+		{"garbage", "\x00\x01"},
+		{"foreign key", mustJSON(t, cacheEntry{Key: other, Value: json.RawMessage(`{"rule": ""}`)})},
+		{"bad value", mustJSON(t, cacheEntry{Key: k, Value: json.RawMessage(`"str"`)})},
+	} {
+		p := c.path(k.ID())
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte(tc.data), 0o600)
+		var e dynEntry
+		if c.Get(k, &e) {
+			t.Errorf("Get with a %s entry = hit, want miss", tc.name)
+		}
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a %s entry was not removed", tc.name)
+		}
+	}
+	if err := c.Put(k, dynEntry{Rule: "patch.pass"}); err != nil {
+		t.Fatal(err)
+	}
+	var e dynEntry
+	if !c.Get(k, &e) || e.Rule != "patch.pass" {
+		t.Errorf("Get after Put = %+v", e)
+	}
+}
+
+func mustJSON(t testing.TB, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Entries are bounded; pruning keeps the most recently used.
+func TestCachePrune(t *testing.T) {
+	c := OpenCacheDir(t.TempDir())
+	c.MaxEntries = 10
+	var keys []Key
+	for i := 0; i < 30; i++ {
+		k := Key{Kind: "verdict", Repeat: i + 1}
+		keys = append(keys, k)
+		if err := c.Put(k, dynEntry{Rule: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var e dynEntry
+	c.Get(keys[0], &e) // recently used
+	if err := c.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	filepath.WalkDir(c.dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	if n > 10 {
+		t.Errorf("%d entries after pruning, want at most 10", n)
+	}
+	if !c.Get(keys[0], &e) {
+		t.Errorf("the most recently used entry was pruned")
+	}
+}
+
+// Concurrent writers and readers of one key never see a partial entry.
+func TestCacheConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	k := Key{Kind: "verdict", Repeat: 1}
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := OpenCacheDir(dir) // as another process would
+			for j := 0; j < 50; j++ {
+				c.Put(k, dynEntry{Rule: "patch.pass", Reason: strings.Repeat("r", 4096)})
+				var e dynEntry
+				if c.Get(k, &e) && e.Rule != "patch.pass" {
+					t.Errorf("read a partial entry: %+v", e.Rule)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if _, _, corrupt := OpenCacheDir(dir).Stats(); corrupt != 0 {
+		t.Errorf("corrupt entries: %d", corrupt)
+	}
+}
+
+// The environment fingerprint changes with the program a command
+// resolves to and with the command's environment.
+func TestEnvFingerprint(t *testing.T) {
+	c := testCard(t)
+	bin1, bin2 := t.TempDir(), t.TempDir()
+	write(t, bin1, "sh", "#!/bin/true\n")
+	write(t, bin2, "sh", "#!/bin/true\n# another version\n")
+	os.Chmod(filepath.Join(bin1, "sh"), 0o755)
+	os.Chmod(filepath.Join(bin2, "sh"), 0o755)
+	fp := func(path string, extra ...string) string {
+		f, err := EnvFingerprint(c, func(card.Command) []string { return append([]string{"PATH=" + path}, extra...) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a, b := fp(bin1), fp(bin2)
+	if a == b {
+		t.Errorf("fingerprint ignores which sh the PATH finds")
+	}
+	if fp(bin1) != a {
+		t.Errorf("fingerprint not deterministic")
+	}
+	if fp(bin1, "GOFLAGS=-race") == a {
+		t.Errorf("fingerprint ignores the environment")
+	}
+	os.WriteFile(filepath.Join(bin1, "sh"), []byte("#!/bin/true\n# upgraded\n"), 0o755)
+	if fp(bin1) == a {
+		t.Errorf("fingerprint ignores an upgraded program")
+	}
+}

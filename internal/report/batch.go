@@ -1,0 +1,263 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/failpass/failpass/internal/gate"
+)
+
+// Summary counts a batch's candidates. Its JSON form is the last line of
+// `gate --json` with several candidates.
+type Summary struct {
+	Total  int `json:"total"`
+	Passed int `json:"passed"`
+	Failed int `json:"failed"`
+	Cached int `json:"cached"`
+}
+
+// Add counts one verdict.
+func (s *Summary) Add(v *gate.Verdict) {
+	s.Total++
+	if v.Verdict == gate.Pass {
+		s.Passed++
+	} else {
+		s.Failed++
+	}
+	if v.Cached {
+		s.Cached++
+	}
+}
+
+// SummaryJSON writes `{"summary": {...}}` as one line.
+func SummaryJSON(w io.Writer, s Summary) error {
+	b, err := json.Marshal(struct {
+		Summary Summary `json:"summary"`
+	}{s})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// BatchLine is a candidate's one line as it finishes:
+//
+//	PASS fix-1.diff (1.2s)
+//	FAIL fix-2.diff budget.files: files changed: 4 of 3 (0.0s, cached)
+func BatchLine(v *gate.Verdict) string {
+	extra := ""
+	if v.Cached {
+		extra = ", cached"
+	}
+	if v.Verdict == gate.Pass {
+		return fmt.Sprintf("PASS %s (%s%s)", v.Candidate, dur(v.DurationMS), extra)
+	}
+	return fmt.Sprintf("FAIL %s %s: %s (%s%s)", v.Candidate, v.Failed(), v.Reason, dur(v.DurationMS), extra)
+}
+
+func dur(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()
+}
+
+// Table writes the summary table: candidate, verdict, first broken rule,
+// duration; then the totals line.
+func Table(w io.Writer, vs []*gate.Verdict) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CANDIDATE\tVERDICT\tRULE\tDURATION")
+	var s Summary
+	for _, v := range vs {
+		s.Add(v)
+		rule := v.Failed()
+		if rule == "" {
+			rule = "-"
+		}
+		d := dur(v.DurationMS)
+		if v.Cached {
+			d += " (cached)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", oneLine(v.Candidate), v.Verdict, rule, d)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, TotalsLine(s))
+}
+
+// TotalsLine is `total 4, passed 2, failed 2, cached 1`.
+func TotalsLine(s Summary) string {
+	return fmt.Sprintf("total %d, passed %d, failed %d, cached %d", s.Total, s.Passed, s.Failed, s.Cached)
+}
+
+// oneLine keeps a hostile candidate name from breaking the table.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// JUnit writes the verdicts as a JUnit XML test suite: one test case per
+// candidate, a failure element naming the first broken rule.
+func JUnit(w io.Writer, vs []*gate.Verdict) error {
+	type failure struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr"`
+		Text    string `xml:",chardata"`
+	}
+	type testcase struct {
+		Name      string   `xml:"name,attr"`
+		Classname string   `xml:"classname,attr"`
+		Time      string   `xml:"time,attr"`
+		Failure   *failure `xml:"failure,omitempty"`
+	}
+	type suite struct {
+		XMLName  xml.Name   `xml:"testsuite"`
+		Name     string     `xml:"name,attr"`
+		Tests    int        `xml:"tests,attr"`
+		Failures int        `xml:"failures,attr"`
+		Errors   int        `xml:"errors,attr"`
+		Time     string     `xml:"time,attr"`
+		Cases    []testcase `xml:"testcase"`
+	}
+	s := suite{Name: "failpass gate", Tests: len(vs)}
+	var total int64
+	for _, v := range vs {
+		total += v.DurationMS
+		tc := testcase{Name: xmlSafe(v.Candidate), Classname: "failpass." + strings.TrimPrefix(v.CardDigest, "sha256:")[:min(12, len(strings.TrimPrefix(v.CardDigest, "sha256:")))], Time: secs(v.DurationMS)}
+		if v.Verdict != gate.Pass {
+			s.Failures++
+			msg := xmlSafe(v.Failed() + ": " + v.Reason)
+			tc.Failure = &failure{Message: msg, Type: v.Failed(), Text: msg}
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	s.Time = secs(total)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func secs(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
+
+// xmlSafe drops characters XML 1.0 cannot carry at all (encoding/xml
+// escapes the rest).
+func xmlSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' || (r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF) {
+			return r
+		}
+		return '?'
+	}, s)
+}
+
+// Result is one candidate line of a shard's NDJSON output: the verdict
+// as parsed, and the line as written (merge re-emits it unchanged, so
+// fields this version does not know survive).
+type Result struct {
+	Verdict *gate.Verdict
+	Raw     json.RawMessage
+}
+
+// ResultsError is a malformed shard output.
+type ResultsError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ResultsError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// Hints says what merge reads.
+func (e *ResultsError) Hints() []string {
+	return []string{"results merge reads the output of `failpass gate --json` with several candidates: one verdict per line, then a summary line"}
+}
+
+// MaxResultLine bounds one NDJSON line.
+const MaxResultLine = 16 << 20
+
+// ReadResults parses one shard's `gate --json` output: verdict lines, then
+// exactly one summary line that must agree with them. A shard that ended
+// in trouble (a `"verdict": "error"` line) or was cut short (no summary)
+// is an error. On error no results are returned.
+func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxResultLine)
+	var out []Result
+	var got Summary
+	var sum *Summary
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if sum != nil {
+			return nil, Summary{}, &ResultsError{file, n, "a line after the summary line"}
+		}
+		var probe struct {
+			Summary *Summary `json:"summary"`
+			Verdict *string  `json:"verdict"`
+			Error   string   `json:"error"`
+		}
+		if err := json.Unmarshal(line, &probe); err != nil {
+			return nil, Summary{}, &ResultsError{file, n, "not JSON: " + err.Error()}
+		}
+		switch {
+		case probe.Summary != nil:
+			sum = probe.Summary
+			continue
+		case probe.Verdict == nil:
+			return nil, Summary{}, &ResultsError{file, n, "neither a verdict nor a summary"}
+		case *probe.Verdict == "error":
+			return nil, Summary{}, &ResultsError{file, n, "the shard ended in trouble: " + probe.Error}
+		case *probe.Verdict != gate.Pass && *probe.Verdict != gate.Fail:
+			return nil, Summary{}, &ResultsError{file, n, fmt.Sprintf("unknown verdict %q", *probe.Verdict)}
+		}
+		var v gate.Verdict
+		if err := json.Unmarshal(line, &v); err != nil {
+			return nil, Summary{}, &ResultsError{file, n, "malformed verdict: " + err.Error()}
+		}
+		if v.Candidate == "" {
+			return nil, Summary{}, &ResultsError{file, n, "a verdict without a candidate"}
+		}
+		if v.Verdict == gate.Fail && v.Failed() == "" {
+			return nil, Summary{}, &ResultsError{file, n, "a failing verdict without a rule"}
+		}
+		if v.Verdict == gate.Pass && v.Failed() != "" {
+			return nil, Summary{}, &ResultsError{file, n, "a passing verdict with a broken rule"}
+		}
+		got.Add(&v)
+		out = append(out, Result{Verdict: &v, Raw: append(json.RawMessage(nil), line...)})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, Summary{}, &ResultsError{file, n, err.Error()}
+	}
+	if sum == nil {
+		return nil, Summary{}, &ResultsError{File: file, Msg: "no summary line: the shard's output is incomplete"}
+	}
+	if *sum != got {
+		return nil, Summary{}, &ResultsError{File: file, Msg: fmt.Sprintf("the summary (%s) disagrees with the verdicts (%s)", TotalsLine(*sum), TotalsLine(got))}
+	}
+	return out, got, nil
+}
