@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -58,5 +60,21 @@ func gateRecord(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, di
 		return Errorf("cannot write the record: %v", err).Hint("--record names a file in a writable folder")
 	}
 	fmt.Fprintf(env.Stderr, "record: %s (%s), signature %s\n", path, record.Digest(data), record.SigPath(path))
+	return nil
+}
+
+// gateRecordPreflight checks, before the gate runs anything, that the
+// record can be signed and written: the key loads (an encrypted key or an
+// empty agent is refused now rather than after minutes of commands) and
+// the record's folder exists. gateRecord checks again; this only moves the
+// failure before the side effects.
+func gateRecordPreflight(env *Env, path, key string) error {
+	if _, err := sign.LoadSigner(key, env.Getenv); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return Errorf("--record %s: folder %s does not exist", path, dir).Hint("create the folder, or write the record elsewhere")
+	}
 	return nil
 }

@@ -45,8 +45,7 @@ func PatchedTree(ctx context.Context, repo *gitx.Repo, base string, diff []byte)
 	}
 	commit, err := git(nil, "rev-parse", "--verify", "--quiet", "--end-of-options", base+"^{commit}")
 	if err != nil {
-		return nil, &Error{Problem: ProblemBase, Msg: "base " + base + " is not a commit in " + repo.Dir, Err: err,
-			Hint: "run record verify in a clone that holds the record's base commit (git fetch)"}
+		return nil, &BaseError{Base: base, Repo: repo.Dir}
 	}
 	baseTree, err := git(nil, "rev-parse", "--verify", "--end-of-options", commit+"^{tree}")
 	if err != nil {
@@ -67,6 +66,18 @@ func PatchedTree(ctx context.Context, repo *gitx.Repo, base string, diff []byte)
 		return nil, err
 	}
 	return &Patched{Base: commit, Tree: tree, Applied: true}, nil
+}
+
+// BaseError is a base commit the repository does not hold: the tree
+// cannot be rebuilt here. It is trouble (exit 2), not a verdict on the
+// record.
+type BaseError struct{ Base, Repo string }
+
+func (e *BaseError) Error() string { return "base " + e.Base + " is not a commit in " + e.Repo }
+
+// Hints says how to get the commit.
+func (e *BaseError) Hints() []string {
+	return []string{"run record verify with --repo naming a clone that holds the record's base commit (git fetch)"}
 }
 
 // Numstat is the per-file numstat of a change set, in its order.

@@ -106,7 +106,8 @@ type Verified struct {
 // the card's own signatures (maintainers) and the recorded signers, and,
 // with a diff and repository, the diff's digest, its numstat and the
 // patched tree rebuilt in git's object store. The first problem is
-// returned as an *Error; other errors are trouble (git missing).
+// returned as an *Error; other errors are trouble (git missing, a
+// *BaseError when the repository lacks the base commit).
 func Verify(ctx context.Context, in Verification) (*Verified, error) {
 	if in.Now.IsZero() {
 		in.Now = time.Now()
@@ -201,10 +202,6 @@ func checkDiff(ctx context.Context, s *Statement, diff []byte, repo *gitx.Repo) 
 	}
 	rebuilt, err := PatchedTree(ctx, repo, p.Base, diff)
 	if err != nil {
-		var re *Error
-		if errors.As(err, &re) {
-			return nil, re
-		}
 		return nil, err
 	}
 	if rebuilt.Applied != p.Diff.Applied {

@@ -79,9 +79,9 @@ func TestPatchedTree(t *testing.T) {
 	}
 
 	_, err = PatchedTree(ctx, repo, strings.Repeat("3", 40), testDiff)
-	var re *Error
-	if !errors.As(err, &re) || re.Problem != ProblemBase {
-		t.Errorf("PatchedTree(unknown base) = %v, want a %s problem", err, ProblemBase)
+	var be *BaseError
+	if !errors.As(err, &be) {
+		t.Errorf("PatchedTree(unknown base) = %v, want a *BaseError", err)
 	}
 
 	// The user's index and status are untouched.
