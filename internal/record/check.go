@@ -135,6 +135,17 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 		return NoRuns, nil
 	}
 	if p.Verdict == gate.Pass {
+		// A pass is every rule holding: each one recorded, each ok.
+		for _, r := range gate.Rules {
+			i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Rule == r })
+			if i < 0 || p.Steps[i].Status != gate.StatusOK {
+				status := "missing"
+				if i >= 0 {
+					status = p.Steps[i].Status
+				}
+				return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but rule %s is %s", r, status)
+			}
+		}
 		for _, cr := range commandRules {
 			if j, runs := judge(cr.rule); j != Holds {
 				return &Error{Problem: ProblemVerdict, Field: "predicate.verdict",

@@ -53,6 +53,9 @@ func TestCheck(t *testing.T) {
 			// Even were the card to expect it, 127 is inconclusive.
 			stepOf(s, gate.RulePatchPass).Runs[0].Exit = 127
 		}, want: ProblemVerdict},
+		{name: "pass with a static rule failed", edit: func(s *Statement) { stepOf(s, gate.RuleBudgetDeny).Status = gate.StatusFail }, want: ProblemVerdict},
+		{name: "pass with a static rule not run", edit: func(s *Statement) { stepOf(s, gate.RuleDiffActual).Status = gate.StatusNotRun }, want: ProblemVerdict},
+		{name: "pass with a rule left out", edit: func(s *Statement) { s.Predicate.Steps = s.Predicate.Steps[1:] }, want: ProblemVerdict},
 		{name: "pass with runs removed", edit: func(s *Statement) { stepOf(s, gate.RulePatchInvariant).Runs = []Run{} }, want: ProblemVerdict},
 		{name: "pass with flaky runs", edit: func(s *Statement) {
 			st := stepOf(s, gate.RulePatchPass)
