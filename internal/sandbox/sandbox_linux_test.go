@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -488,4 +489,50 @@ func TestPythonUnittest(t *testing.T) {
 	if r.Exit != 0 {
 		t.Fatalf("unittest: %+v\n%s", r.Outcome, r.Log)
 	}
+}
+
+// TestUnprivileged runs the core checks again as an ordinary user, where
+// the sandbox adds a user namespace and cannot create cgroups (so the
+// resources layer is reported missing, not pretended). As root it
+// re-executes this test binary as nobody; otherwise the other tests
+// already ran unprivileged.
+func TestUnprivileged(t *testing.T) {
+	if os.Getenv("FAILPASS_SANDBOX_UNPRIVILEGED") != "" {
+		r := Probe()
+		if !slices.Contains(r.Features, string(FeatUserNS)) && len(r.Applied) > 0 {
+			t.Fatalf("unprivileged probe = %+v: layers applied without a user namespace", r)
+		}
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the other tests already ran unprivileged")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755) // t.TempDir folders are private; nobody must reach the copy
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, "home")
+	os.Mkdir(home, 0o777)
+	os.Chmod(home, 0o777) // past the umask: nobody makes its temp folders here
+	cmd := exec.Command(bin, "-test.run", "^(TestUnprivileged|TestProbeReportsEveryLayer|TestExitCodeAndOutput|TestSetsidChildDoesNotSurvive|TestToolEnvironmentInvisible|TestWritesConfined|TestGitReadOnly)$", "-test.v")
+	cmd.Dir = home
+	cmd.Env = []string{"FAILPASS_SANDBOX_UNPRIVILEGED=1", "HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "TMPDIR=" + home}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("\nPASS\n")) {
+		t.Fatalf("the sandbox tests as nobody: %v\n%s", err, out)
+	}
+	t.Logf("as nobody:\n%s", out)
 }
