@@ -540,6 +540,13 @@ func (e *engine) checkDrift(where string) error {
 		if err != nil {
 			return blocked("remote_advanced", "the remote head %s cannot be read before %s: %v", e.inv.Publication.PullRequest.HeadRef, where, err)
 		}
+		if observed != e.expectedRemote && observed == e.cp.CurrentHead && e.cp.CurrentHead != e.cp.InitialHead {
+			// Our own head is already there: a publication that was cut off
+			// after its push (kill -9) and is being resumed. The push is not
+			// repeated; the readback is what counts.
+			e.logf("the remote head %s is already this loop's head %s", e.inv.Publication.PullRequest.HeadRef, short(observed))
+			e.expectedRemote = observed
+		}
 		if observed != e.expectedRemote {
 			e.remoteAfter = observed
 			return blocked("remote_advanced", "the remote head %s is %s, expected %s (read before %s)",

@@ -165,3 +165,36 @@ func TestGrantForWrongRef(t *testing.T) {
 		t.Fatalf("result %s", Summary(out.Result))
 	}
 }
+
+func TestKilledAfterPushDoesNotPushAgain(t *testing.T) {
+	s, remote := prScen(t, "hello BUG1\n")
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", fixFirstBug)
+	cfg := s.config("reviewer", "fixer")
+	cfg.Remote = "origin"
+	// The push lands, then failpass dies before it writes anything more.
+	cfg.hook = func(p string) error {
+		if p == "before-push" {
+			git(t, s.dir, "push", "-q", "origin", "cand:refs/heads/pr-7")
+			return errCrash
+		}
+		return nil
+	}
+	if _, err := Start(context.Background(), s.repo, s.prInvocation("pushed"), nil, cfg); !errors.Is(err, errCrash) {
+		t.Fatalf("want the simulated crash, got %v", err)
+	}
+	cfg.hook = func(p string) error {
+		if p == "before-push" {
+			t.Error("resume pushed again")
+		}
+		return nil
+	}
+	out, err := Resume(context.Background(), s.repo, "pushed", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, out, "converged", "")
+	if remoteHead(t, remote) != s.branchHead() || out.Result.Publication.Status != "published" {
+		t.Fatalf("publication %+v", out.Result.Publication)
+	}
+}
