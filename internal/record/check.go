@@ -135,7 +135,15 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 		return NoRuns, nil
 	}
 	if p.Verdict == gate.Pass {
-		// A pass is every rule holding: each one recorded, each ok.
+		for _, cr := range commandRules {
+			if j, runs := judge(cr.rule); j != Holds {
+				return &Error{Problem: ProblemVerdict, Field: "predicate.verdict",
+					Msg:  fmt.Sprintf("the record says pass, but %s does not hold: %s", cr.rule, describe(j, runs, c.Command(cr.role).ExpectExit)),
+					Hint: "a pass follows only from conclusive runs that exit what the card expects"}
+			}
+		}
+		// The exits hold; the static rules must have held too, each one
+		// recorded ok.
 		for _, r := range gate.Rules {
 			i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Rule == r })
 			if i < 0 || p.Steps[i].Status != gate.StatusOK {
@@ -144,13 +152,6 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 					status = p.Steps[i].Status
 				}
 				return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but rule %s is %s", r, status)
-			}
-		}
-		for _, cr := range commandRules {
-			if j, runs := judge(cr.rule); j != Holds {
-				return &Error{Problem: ProblemVerdict, Field: "predicate.verdict",
-					Msg:  fmt.Sprintf("the record says pass, but %s does not hold: %s", cr.rule, describe(j, runs, c.Command(cr.role).ExpectExit)),
-					Hint: "a pass follows only from conclusive runs that exit what the card expects"}
 			}
 		}
 		return nil
