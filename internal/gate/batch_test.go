@@ -120,7 +120,7 @@ func candidates(t testing.TB, dir string) []cand {
 : > planted.txt
 mkdir -p build && : > build/junk
 echo EVIL >> src/other.sh
-git update-index --assume-unchanged src/other.sh 2>/dev/null
+git update-index --skip-worktree src/other.sh 2>/dev/null
 gd=$(git rev-parse --git-dir 2>/dev/null) && { printf '[core]\n\tbare = true\n' > "$gd/config.worktree"; mkdir -p "$gd/hooks"; } 2>/dev/null
 true
 `})},
@@ -176,18 +176,18 @@ func TestBatchSameAsAlone(t *testing.T) {
 		"garbage": RuleDiffParse, "stale": RuleDiffApply, "flaky": RulePatchFlaky,
 		"planter": RulePatchInvariant, "honest-after": "",
 	}
-	for _, jobs := range []int{1, 2} {
-		alone := map[string]string{}
-		for _, cd := range cands {
-			v, err := Run(context.Background(), opts(repo, c, base, cd, 3))
-			if err != nil {
-				t.Fatalf("Run(%s): %v", cd.name, err)
-			}
-			if v.Failed() != want[cd.name] {
-				t.Errorf("Run(%s) broke %q (%s), want %q", cd.name, v.Failed(), v.Reason, want[cd.name])
-			}
-			alone[cd.name] = norm(t, v)
+	alone := map[string]string{}
+	for _, cd := range cands {
+		v, err := Run(context.Background(), opts(repo, c, base, cd, 3))
+		if err != nil {
+			t.Fatalf("Run(%s): %v", cd.name, err)
 		}
+		if v.Failed() != want[cd.name] {
+			t.Errorf("Run(%s) broke %q (%s), want %q", cd.name, v.Failed(), v.Reason, want[cd.name])
+		}
+		alone[cd.name] = norm(t, v)
+	}
+	for _, jobs := range []int{1, 2} {
 		b := NewBatch(BatchConfig{Repo: repo, Jobs: jobs, LogDir: t.TempDir()})
 		got := gateAll(t, b, repo, c, base, cands, jobs, 3)
 		for _, cd := range cands {
