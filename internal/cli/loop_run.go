@@ -196,6 +196,8 @@ func loopConfig(env *Env, st *loop.Settings, cp *loop.CardPolicy, trust func(*ca
 	if _, perr := model.ParseSpec(st.Reviewer); perr != nil {
 		return cfg, perr
 	}
+	cfg.ReviewerEndpoint = strings.HasPrefix(st.Reviewer, "openai/")
+	cfg.FixerEndpoint = strings.HasPrefix(st.Fixer, "openai/")
 	cfg.Reviewer, cfg.ReviewerErr = mk("--reviewer", st.Reviewer)
 	if cfg.ReviewerErr != nil {
 		cfg.Reviewer = nil

@@ -76,7 +76,7 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	}
 	if e.cfg.unconfinedFixer {
 		runFix()
-	} else if _, ierr := runIsolated(isolation{readOnly: ro, writable: []string{w.Dir, w.GitDir()}}, runFix); ierr != nil {
+	} else if _, ierr := e.isolated(isolation{readOnly: ro, writable: []string{w.Dir, w.GitDir()}}, runFix); ierr != nil {
 		if !errors.Is(ierr, errNoIsolation) {
 			return attemptOutcome{}, ierr
 		}

@@ -29,9 +29,14 @@ type Config struct {
 	ReviewerErr error
 	Fixer       model.Adapter
 	FixerID     string
-	Decider     model.Adapter // nil: the built-in policy
-	Lenses      []string
-	Card        *CardPolicy // nil without --card
+	// ReviewerEndpoint and FixerEndpoint say the adapter is a remote
+	// endpoint (openai/) with no access to this machine's files: its tool
+	// surface cannot write, so a review by it is write-isolated even where
+	// no private read-only mount can be built.
+	ReviewerEndpoint, FixerEndpoint bool
+	Decider                         model.Adapter // nil: the built-in policy
+	Lenses                          []string
+	Card                            *CardPolicy // nil without --card
 	// Remote is the git remote name that reaches the update_pr target.
 	Remote string
 	// Log receives one progress line per phase (stderr in the CLI).
@@ -53,6 +58,9 @@ type Config struct {
 	// unconfinedFixer is a test seam: run the fixer without its read-only
 	// view, to exercise the detection of writes outside the worktree.
 	unconfinedFixer bool
+	// noMounts is a test seam: behave as on a machine where no private
+	// mount namespace can be made (not root).
+	noMounts bool
 }
 
 // Outcome is what Start and Resume return: the terminal result (validated
@@ -585,4 +593,12 @@ func (e *engine) logDir() string {
 	d := filepath.Join(e.store.Dir, "logs")
 	os.MkdirAll(d, 0o755)
 	return d
+}
+
+// isolated is runIsolated, or errNoIsolation under the noMounts seam.
+func (e *engine) isolated(iso isolation, fn func() error) ([]string, error) {
+	if e.cfg.noMounts {
+		return nil, fmt.Errorf("%w: (test) no mounts", errNoIsolation)
+	}
+	return runIsolated(iso, fn)
 }

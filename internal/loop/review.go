@@ -97,10 +97,10 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	reviewer, independence, identity := e.cfg.Reviewer, "fresh_subagent", e.cfg.ReviewerID
+	reviewer, independence, identity, endpoint := e.cfg.Reviewer, "fresh_subagent", e.cfg.ReviewerID, e.cfg.ReviewerEndpoint
 	if e.inv.ReviewExecution.Mode == "in_agent_override" {
 		// The override names who allowed the fixer's adapter to review.
-		reviewer, independence, identity = e.cfg.Fixer, "in_agent_override", e.cfg.FixerID+" (in-agent override by "+e.inv.ReviewExecution.OverrideAuthorization+")"
+		reviewer, independence, identity, endpoint = e.cfg.Fixer, "in_agent_override", e.cfg.FixerID+" (in-agent override by "+e.inv.ReviewExecution.OverrideAuthorization+")", e.cfg.FixerEndpoint
 	}
 	seq := e.lastPassSeq + 1
 	for _, r := range e.cp.ReviewRecords {
@@ -142,10 +142,18 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	}
 	var res *model.ReviewResult
 	var rerr error
-	written, ierr := runIsolated(iso, func() error {
+	written, ierr := e.isolated(iso, func() error {
 		res, rerr = model.Review(e.ctx, reviewer, p, w.Dir, e.cfg.Lenses)
 		return nil
 	})
+	if errors.Is(ierr, errNoIsolation) && endpoint {
+		// An endpoint reviewer has no filesystem to write with: its tool
+		// surface is the isolation (the design's second control). The
+		// before/after capture below still runs.
+		e.logf("review pass %d: no private mount here; %s cannot write files, so it runs without one", seq, identity)
+		res, rerr = model.Review(e.ctx, reviewer, p, w.Dir, e.cfg.Lenses)
+		written, ierr = nil, nil
+	}
 	if ierr != nil {
 		if errors.Is(ierr, errNoIsolation) {
 			// The reviewer never ran: no real read-only view, no review.

@@ -94,3 +94,32 @@ func TestOpenAIReviewerAndFixer(t *testing.T) {
 		t.Fatalf("endpoint calls %s", got)
 	}
 }
+
+func TestWithoutMountsOnlyAnEndpointReviewerCanCertify(t *testing.T) {
+	// A cmd: reviewer on a machine without private mounts: blocked.
+	s := newScen(t, "hello world\n")
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", "exit 1\n")
+	cfg := s.config("reviewer", "fixer")
+	cfg.noMounts = true
+	out := s.start(s.invocation("nomounts-cmd", 3), cfg)
+	want(t, out, "blocked", "missing_capability")
+
+	// An openai/ reviewer has no filesystem: its review certifies.
+	s2 := newScen(t, "hello BUG1\n")
+	srv, _ := fakeOpenAI(t)
+	env := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": srv.URL + "/v1"}
+	opts := model.Options{Getenv: func(k string) string { return env[k] }, Retries: -1}
+	rev, err := model.New(model.Spec{Kind: model.KindOpenAI, Model: "r"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.script("fixer", fixFirstBug)
+	cfg2 := s2.config("fixer", "fixer")
+	cfg2.Reviewer, cfg2.ReviewerID, cfg2.ReviewerEndpoint, cfg2.noMounts = rev, "openai/r", true, true
+	out2 := s2.start(s2.invocation("nomounts-openai", 3), cfg2)
+	want(t, out2, "converged", "")
+	if s2.commitsSinceHead() != 1 {
+		t.Fatal("want one commit")
+	}
+}
