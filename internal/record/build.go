@@ -30,10 +30,12 @@ func New(v *gate.Verdict, c *card.Card, diff []byte, patched *Patched, files []F
 		Card:       CardRef{ID: c.ID, Digest: digest, Signers: nonNil(v.Signers), Unsigned: v.Unsigned},
 		Diff: DiffRef{Name: v.Candidate, Digest: "sha256:" + hex.EncodeToString(sum[:]),
 			Files: files},
-		Verdict: v.Verdict,
-		Reason:  v.Reason,
-		Sandbox: Sandbox{Applied: nonNil(v.Sandbox.Applied), Missing: nonNil(v.Sandbox.Missing), Off: v.Sandbox.Off},
-		Steps:   []Step{},
+		Verdict:    v.Verdict,
+		Reason:     v.Reason,
+		Sandbox:    Sandbox{Applied: nonNil(v.Sandbox.Applied), Missing: nonNil(v.Sandbox.Missing), Off: v.Sandbox.Off},
+		Cached:     v.Cached,
+		BaseCached: v.BaseCached,
+		Steps:      []Step{},
 	}
 	if p.Diff.Files == nil {
 		p.Diff.Files = []FileStat{}

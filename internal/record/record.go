@@ -75,6 +75,12 @@ type Predicate struct {
 	Rule    *string `json:"rule"`
 	Reason  string  `json:"reason"`
 	Sandbox Sandbox `json:"sandbox"`
+	// Cached says the command results came from failpass's result cache
+	// (a run of the same tool, base, card, diff, sandbox and environment);
+	// BaseCached says that of the base side alone. The runs recorded are
+	// those of the run that filled the cache.
+	Cached     bool `json:"cached"`
+	BaseCached bool `json:"base_cached"`
 	// Steps are the gate's rules in gate order, including those not run.
 	Steps []Step `json:"steps"`
 }
