@@ -254,6 +254,9 @@ func (s *Statement) check() error {
 		if len(sub.Digest) != 1 || !isHex(sub.Digest["gitTree"], 40, 64) {
 			return errorf(ProblemMalformed, "subject[0].digest", "want one gitTree digest of 40 or 64 hex digits")
 		}
+		if s.Predicate.Base == "" {
+			return errorf(ProblemMalformed, "predicate.base", "a tree subject is made from a base; none is recorded")
+		}
 	case SubjectDiff:
 		if len(sub.Digest) != 1 || !isHex(sub.Digest["sha256"], 64, 64) {
 			return errorf(ProblemMalformed, "subject[0].digest", "want one sha256 digest")

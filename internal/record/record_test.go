@@ -47,6 +47,7 @@ func TestParse(t *testing.T) {
 		{"pass naming a rule", replace(`"rule":null`, `"rule":"patch.pass"`), ProblemMalformed},
 		{"fail naming no rule", replace(`"verdict":"pass"`, `"verdict":"fail"`), ProblemMalformed},
 		{"verdict error", replace(`"verdict":"pass"`, `"verdict":"error"`), ProblemMalformed},
+		{"tree without a base", replace(`"base":"`+testBase+`"`, `"base":""`), ProblemMalformed},
 		{"base not a commit id", replace(`"base":"`+testBase+`"`, `"base":"main"`), ProblemMalformed},
 		{"card digest not sha256", replace(`"digest":"sha256:`, `"digest":"sha512:`), ProblemMalformed},
 		{"empty argv", replace(`"argv":["go","test","./..."]`, `"argv":[]`), ProblemMalformed},
