@@ -536,3 +536,36 @@ func TestUnprivileged(t *testing.T) {
 	}
 	t.Logf("as nobody:\n%s", out)
 }
+
+// `npm test` with an in-tree node_modules and `cargo test` of a crate
+// work inside the sandbox: the toolchains are readable, their caches and
+// logs land in the card's cache folder and the private HOME.
+func TestNpmAndCargo(t *testing.T) {
+	need(t, Filesystem, Processes, Network)
+	_, wt := testRepo(t, map[string]string{
+		"package.json":                  `{"name":"x","version":"1.0.0","scripts":{"test":"node test.js"}}`,
+		"node_modules/leftpad/index.js": "module.exports = (s, n) => s.padStart(n)\n",
+		"test.js":                       "const lp = require('leftpad'); if (lp('a', 3) !== '  a') process.exit(1); console.log('node ok')\n",
+		"Cargo.toml":                    "[package]\nname = \"c\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"src/lib.rs":                    "pub fn add(a: i32, b: i32) -> i32 { a + b }\n#[cfg(test)]\nmod t { #[test] fn a() { assert_eq!(super::add(1, 2), 3); } }\n",
+	})
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	p := &Policy{CacheDir: filepath.Join(t.TempDir(), "cache")}
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"npm", "test"}, "node ok"},
+		{[]string{"cargo", "test"}, "test result: ok. 1 passed"},
+	} {
+		t.Run(tc.argv[0], func(t *testing.T) {
+			if _, err := exec.LookPath(tc.argv[0]); err != nil {
+				t.Skipf("%s not installed", tc.argv[0])
+			}
+			r := contained(t, wt, p, env, 5*time.Minute, tc.argv...)
+			if r.Exit != 0 || !strings.Contains(r.Log, tc.want) {
+				t.Fatalf("%q inside the sandbox: %+v\n%s", tc.argv, r.Outcome, r.Log)
+			}
+		})
+	}
+}
