@@ -61,7 +61,9 @@ func TestCompareStates(t *testing.T) {
 			stateChange{otherRefs: []string{"refs/heads/new: (none) -> n1"}}},
 		{"HEAD", func(s *repoState) { s.worktrees["/repo"] = wtState{head: "m1 refs/heads/main", index: "i"} },
 			stateChange{candidate: []string{"HEAD of /repo: c1 refs/heads/cand -> m1 refs/heads/main"}}},
-		{"files", func(s *repoState) { s.worktrees["/repo"] = wtState{head: "c1 refs/heads/cand", index: "i", status: "?? x"} },
+		{"files", func(s *repoState) {
+			s.worktrees["/repo"] = wtState{head: "c1 refs/heads/cand", index: "i", status: "?? x"}
+		},
 			stateChange{tree: []string{"files of /repo changed"}}},
 		{"index", func(s *repoState) { s.worktrees["/repo"] = wtState{head: "c1 refs/heads/cand", index: "j"} },
 			stateChange{tree: []string{"index of /repo changed"}}},
