@@ -569,3 +569,30 @@ func TestNpmAndCargo(t *testing.T) {
 		})
 	}
 }
+
+// The seed's example runs its tests from a virtualenv: a bare `python`
+// resolves to the venv's interpreter through PATH, and the venv's
+// site-packages and the base interpreter it was made from are readable.
+func TestVirtualenv(t *testing.T) {
+	need(t, Filesystem, Processes)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	venv := filepath.Join(t.TempDir(), "venv")
+	if out, err := exec.Command(py, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Skipf("cannot make a virtualenv: %v\n%s", err, out)
+	}
+	site, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	if len(site) != 1 {
+		t.Fatalf("no site-packages in %s", venv)
+	}
+	// A stand-in for pytest, installed in the venv only.
+	os.WriteFile(filepath.Join(site[0], "venvonly.py"), []byte("import sys\nprint('from the venv:', sys.prefix)\n"), 0o644)
+	_, wt := testRepo(t, map[string]string{"tests/test_x.py": "import unittest, venvonly\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n"})
+	env := []string{"PATH=" + filepath.Join(venv, "bin") + ":/usr/bin:/bin", "VIRTUAL_ENV=" + venv, "HOME=" + os.Getenv("HOME")}
+	r := contained(t, wt, nil, env, 2*time.Minute, "python", "-m", "unittest", "discover", "-s", "tests", "-v")
+	if r.Exit != 0 || !strings.Contains(r.Log, "from the venv: "+venv) {
+		t.Fatalf("unittest from a virtualenv: %+v\n%s", r.Outcome, r.Log)
+	}
+}
