@@ -53,6 +53,10 @@ type caps struct {
 	userns     bool
 	landlock   bool
 	mem, pids  *cgroupParent
+	// noHelper says the running binary did not answer as the helper:
+	// it does not dispatch HelperArg to Main. Prepare then refuses,
+	// rather than re-execute a program with arguments it does not know.
+	noHelper error
 }
 
 var (
@@ -129,7 +133,14 @@ func doProbe() *caps {
 		// Without namespaces the helper still applies Landlock, rlimits
 		// and no_new_privs; find out whether those work.
 		st, err = runProbeHelperNoNS(c.landlock)
-		if err == nil {
+		if err != nil {
+			c.noHelper = err
+			for _, f := range []Feature{FeatLandlock, FeatRlimits, FeatNoNewPrivs, FeatPrivateTmp} {
+				why[f] = "no sandbox helper: " + err.Error()
+			}
+			have[FeatCgroupMem], have[FeatCgroupPids] = false, false
+			c.mem, c.pids = nil, nil
+		} else {
 			for _, f := range st.Features {
 				have[f] = true
 			}
@@ -272,6 +283,9 @@ type Prepared struct {
 // tool's environment plus the card's signed env).
 func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 	c := probe()
+	if c.noHelper != nil {
+		return nil, &Error{Step: "helper", Err: "this program cannot run the sandbox helper (it must call sandbox.Main when its first argument is " + HelperArg + "): " + c.noHelper.Error()}
+	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: worktree: %w", err)
