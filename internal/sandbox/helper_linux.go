@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +18,9 @@ import (
 
 // statusFD is the helper's status pipe (the caller's ExtraFiles[0]).
 const statusFD = 3
+
+// maxConfig bounds the configuration the helper reads.
+const maxConfig = 16 << 20
 
 // Exit codes of the helper when it could not start the command. 125 is
 // the "wrapper's own failure" code run treats as inconclusive.
@@ -47,8 +51,19 @@ func Main(args []string) int {
 		report(status{Step: "config", Err: "want one configuration argument"})
 		return exitSandboxFailed
 	}
+	raw := []byte(args[0])
+	if args[0] == configFromFD {
+		f := os.NewFile(configFD, "config")
+		b, err := io.ReadAll(io.LimitReader(f, maxConfig))
+		f.Close()
+		if err != nil {
+			report(status{Step: "config", Err: err.Error()})
+			return exitSandboxFailed
+		}
+		raw = b
+	}
 	var cfg helperConfig
-	if err := json.Unmarshal([]byte(args[0]), &cfg); err != nil {
+	if err := json.Unmarshal(raw, &cfg); err != nil {
 		report(status{Step: "config", Err: err.Error()})
 		return exitSandboxFailed
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // helperArgv0 is the program name the helper re-exec carries. The failpass
@@ -275,6 +276,7 @@ type Prepared struct {
 	git      *GitSnapshot
 	statusR  *os.File
 	statusW  *os.File
+	config   *os.File
 	done     bool
 }
 
@@ -417,12 +419,18 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The configuration travels in a sealed-off memory file rather than
+	// argv: a card's env can outgrow one argument (128 KiB), and argv is
+	// world-readable in /proc.
+	if pr.config, err = configFile(js); err != nil {
+		return nil, err
+	}
 	pr.statusR, pr.statusW, err = os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
 	}
-	l := &Launch{Path: "/proc/self/exe", Args: []string{helperArgv0, HelperArg, string(js)}, Env: []string{},
-		ExtraFiles: []*os.File{pr.statusW}}
+	l := &Launch{Path: "/proc/self/exe", Args: []string{helperArgv0, HelperArg, configFromFD}, Env: []string{},
+		ExtraFiles: []*os.File{pr.statusW, pr.config}}
 	if pr.caps.namespaces {
 		l.Cloneflags = nsFlags
 		if pr.caps.userns {
@@ -487,6 +495,9 @@ func (pr *Prepared) Close() error {
 		pr.statusW.Close()
 		pr.statusR.Close()
 	}
+	if pr.config != nil {
+		pr.config.Close()
+	}
 	if pr.hostTmp != "" {
 		makeWritable(pr.hostTmp)
 		os.RemoveAll(pr.hostTmp)
@@ -502,4 +513,29 @@ func makeWritable(dir string) {
 		}
 		return nil
 	})
+}
+
+// configFromFD is the helper's argument saying "read the configuration
+// from fd 4" (the caller's ExtraFiles[1]).
+const configFromFD = "fd:4"
+
+// configFD is where the helper finds its configuration.
+const configFD = 4
+
+// configFile puts js in an anonymous memory file, positioned at its start.
+func configFile(js []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate("failpass-sandbox-config", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: config file: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "failpass-sandbox-config")
+	if _, err := f.Write(js); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: config file: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: config file: %w", err)
+	}
+	return f, nil
 }

@@ -596,3 +596,16 @@ func TestVirtualenv(t *testing.T) {
 		t.Fatalf("unittest from a virtualenv: %+v\n%s", r.Outcome, r.Log)
 	}
 }
+
+// A card env larger than one argv string (128 KiB) still reaches the
+// command: the helper's configuration travels in a memory file.
+func TestLargeEnv(t *testing.T) {
+	need(t, Processes)
+	_, wt := testRepo(t, nil)
+	big := strings.Repeat("x", 300<<10)
+	env := []string{"PATH=/usr/bin:/bin", "BIG=" + big}
+	r := contained(t, wt, nil, env, 20*time.Second, sh(`[ ${#BIG} -eq 307200 ] && ! grep -q BIG /proc/1/cmdline`)...)
+	if r.Exit != 0 {
+		t.Fatalf("large env: %+v\n%s", r.Outcome, r.Log)
+	}
+}
