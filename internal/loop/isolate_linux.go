@@ -29,6 +29,9 @@ type isolation struct {
 	// fresh bind mount of each over itself (the fixer's own worktree and
 	// its git admin folder).
 	writable []string
+	// hidden are folders covered by an empty read-only tmpfs: what a fresh
+	// reviewer must not see (the loop's documents, earlier attempts).
+	hidden []string
 	// scratch is an empty folder used only as the tmpfs mount point.
 	scratch string
 }
@@ -72,6 +75,11 @@ func isolatedThread(iso isolation, fn func() error) ([]string, error) {
 		}
 		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 			return nil, fmt.Errorf("%w: read-only %s: %v", errNoIsolation, p, err)
+		}
+	}
+	for _, p := range iso.hidden {
+		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
+			return nil, fmt.Errorf("%w: hide %s: %v", errNoIsolation, p, err)
 		}
 	}
 	for _, p := range iso.writable {

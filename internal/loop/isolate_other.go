@@ -8,6 +8,7 @@ type isolation struct {
 	readOnly []string
 	overlay  string
 	writable []string
+	hidden   []string
 	scratch  string
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/failpass/failpass/internal/contract"
@@ -132,6 +133,13 @@ func (e *engine) review() (*model.ReviewResult, error) {
 		return nil, err
 	}
 	iso := isolation{overlay: w.Dir, scratch: scratch, readOnly: ro}
+	// Nothing from earlier passes: the loop's documents and logs, and the
+	// attempt refs (earlier fixes), are covered by an empty folder.
+	for _, h := range []string{e.repo.StateDir("loops"), filepath.Join(e.repo.CommonDir, "refs", "failpass")} {
+		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
+			iso.hidden = append(iso.hidden, h)
+		}
+	}
 	before, err := captureState(e.ctx, e.repo, w.Dir)
 	if err != nil {
 		return nil, err

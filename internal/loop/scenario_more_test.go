@@ -394,3 +394,18 @@ budget: {max_files: 1, max_changed_lines: 4}
 		t.Fatal("the preserved attempt does not hold the fixer's work")
 	}
 }
+
+func TestReviewerSeesNothingOfEarlierPasses(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	common := filepath.Join(s.dir, ".git")
+	s.script("reviewer", `if [ -n "$(ls -A '`+common+`/failpass/loops' 2>/dev/null)" ]; then echo "sees loop documents" >&2; exit 7; fi
+if [ -n "$(git for-each-ref refs/failpass/)" ]; then echo "sees attempt refs" >&2; exit 8; fi
+`+bugReviewer)
+	s.script("fixer", fixFirstBug)
+	out := s.start(s.invocation("fresh", 3), s.config("reviewer", "fixer"))
+	want(t, out, "converged", "")
+	// They do exist outside the reviewer's view.
+	if git(t, s.dir, "for-each-ref", "refs/failpass/") == "" {
+		t.Fatal("the attempt ref is missing")
+	}
+}
