@@ -204,3 +204,18 @@ func TestCardCacheDir(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseLayer(f *testing.F) {
+	for _, s := range []string{"network", "filesystem", "processes", "resources", "", "Network", "net\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseLayer(s)
+		if err != nil && l != "" {
+			t.Fatalf("ParseLayer(%q) = %q with error %v: a parse error must return no value", s, l, err)
+		}
+		if err == nil && string(l) != s {
+			t.Fatalf("ParseLayer(%q) = %q, not canonical", s, l)
+		}
+	})
+}

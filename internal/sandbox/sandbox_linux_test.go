@@ -609,3 +609,32 @@ func TestLargeEnv(t *testing.T) {
 		t.Fatalf("large env: %+v\n%s", r.Outcome, r.Log)
 	}
 }
+
+func TestUnescapeMount(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"/sys/fs/cgroup/memory", "/sys/fs/cgroup/memory"},
+		{`/mnt/with\040space`, "/mnt/with space"},
+		{`/a\134b`, `/a\b`},
+		{`/bad\09`, `/bad\09`},
+		{`/end\`, `/end\`},
+	} {
+		if got := unescapeMount(tc.in); got != tc.want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func FuzzUnescapeMount(f *testing.F) {
+	for _, s := range []string{"/a", `/a\040b`, `\`, `\0`, `\777`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := unescapeMount(s)
+		if len(got) > len(s) {
+			t.Fatalf("unescapeMount(%q) = %q grew", s, got)
+		}
+		if !strings.Contains(s, `\`) && got != s {
+			t.Fatalf("unescapeMount(%q) = %q, want it unchanged", s, got)
+		}
+	})
+}
