@@ -220,7 +220,7 @@ func (cg *cgroup) remove() error {
 		if err = os.Remove(cg.dir); err == nil || errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
-		time.Sleep(5 * time.Millisecond) // EBUSY while the kernel finishes tearing tasks down
+		time.Sleep(time.Millisecond) // EBUSY while the kernel finishes tearing tasks down
 	}
 	return err
 }
