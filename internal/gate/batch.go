@@ -9,9 +9,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/worktree"
 )
 
 // Batch gates many candidates and shares what gating them one at a time
@@ -204,7 +207,44 @@ func (b *Batch) dynamic(ctx context.Context, g *gateRun, fp string) error {
 		return err
 	}
 	g.v.LogDir = g.o.LogDir
+	if err := unracy(ctx, wt, g.cs); err != nil {
+		return err
+	}
 	return g.patchedRules(ctx)
+}
+
+// unracy guards diff.actual against racy git in a reused worktree. The
+// reset may have rewritten a file the diff changes within the same second
+// git apply then writes it (same size, same inode): git trusts an index
+// entry whose stat matches, and patch.ActualIn reads a copy of the index
+// whose fresh mtime hides that the entry is racy, so the change would go
+// unseen. Backdating those files and refreshing their entries makes
+// whatever git apply writes differ from the index in mtime.
+func unracy(ctx context.Context, wt *worktree.Worktree, cs *patch.ChangeSet) error {
+	old := time.Unix(1, 0)
+	n := 0
+	for _, f := range cs.Files {
+		if f.OldPath == "" {
+			continue
+		}
+		p := filepath.Join(wt.Dir, filepath.FromSlash(f.OldPath))
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			if os.Chtimes(p, old, old) == nil {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	_, err := wt.Git(ctx, "update-index", "-q", "--refresh")
+	var ge *gitx.Error
+	if errors.As(err, &ge) {
+		// --refresh exits 1 when an entry needs updating; content is what
+		// counts here, and it was just proven clean.
+		return nil
+	}
+	return err
 }
 
 // baseSide returns the base results for g's card, base and environment,

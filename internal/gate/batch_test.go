@@ -487,3 +487,26 @@ func TestEnvFingerprint(t *testing.T) {
 		t.Errorf("fingerprint ignores an upgraded program")
 	}
 }
+
+// A reused worktree must not hide a change racy git would miss: the reset
+// rewrites a file and, within the same second, the next diff writes the
+// same number of bytes to it.
+func TestPoolRacyRewrite(t *testing.T) {
+	repo, base := newRepo(t)
+	c := testCard(t)
+	long := cand{"long", mkdiff(t, repo.Dir, map[string]string{"src/lib.sh": "answer=42\nx=1\n"})}
+	same := cand{"same-size", mkdiff(t, repo.Dir, map[string]string{"src/lib.sh": "answer=42\n"})}
+	b := NewBatch(BatchConfig{Repo: repo, Jobs: 1, LogDir: t.TempDir()})
+	defer b.Close(context.Background())
+	for i := 0; i < 8; i++ {
+		for _, cd := range []cand{long, same} {
+			v, err := b.Gate(context.Background(), opts(repo, c, base, cd, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Verdict != Pass {
+				t.Fatalf("round %d: %s broke %s: %s", i, cd.name, v.Failed(), v.Reason)
+			}
+		}
+	}
+}
