@@ -147,6 +147,7 @@ func (h *helper) applyAll() *Error {
 	run(FeatNoNewPrivs, "no_new_privs", func() error {
 		return llsys.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	})
+	run(FeatNoCaps, "drop capabilities", dropCapabilities)
 	return err
 }
 
@@ -329,6 +330,29 @@ func (h *helper) landlock() error {
 		landlock.RWDirs(rw...).WithRefer().IgnoreIfMissing(),
 		landlock.RWFiles(landlockDevices...).WithIoctlDev().IgnoreIfMissing(),
 	)
+}
+
+// dropCapabilities empties the capability bounding set and the ambient
+// set of every thread, so the command, although it may run as uid 0, gets
+// no capability when it is executed (no_new_privs keeps it from gaining
+// any later). Without this a command started by root could load a kernel
+// module it wrote into the worktree, or change the clock.
+func dropCapabilities() error {
+	last := 63
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := llsys.AllThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := llsys.AllThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	return nil
 }
 
 // forwarded are the signals PID 1 passes on to the command: PID 1 of a

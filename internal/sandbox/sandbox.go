@@ -65,6 +65,7 @@ const (
 	FeatIPCNS      Feature = "ipcns"           // processes (SysV IPC, abstract sockets)
 	FeatUTSNS      Feature = "utsns"           // cosmetic: a hostname of its own
 	FeatNoNewPrivs Feature = "no_new_privs"    // processes (no setuid gain)
+	FeatNoCaps     Feature = "no-capabilities" // processes: an empty bounding set, even for uid 0
 	FeatRlimits    Feature = "rlimits"         // resources
 	FeatCgroupMem  Feature = "cgroup-memory"   // resources
 	FeatCgroupPids Feature = "cgroup-pids"     // resources
@@ -77,7 +78,7 @@ const (
 var layerNeeds = map[Layer][]Feature{
 	Network:    {FeatNetNS, FeatLoopback},
 	Filesystem: {FeatMountNS, FeatGitRO, FeatPrivateTmp, FeatLandlock},
-	Processes:  {FeatPIDNS, FeatProc, FeatNoNewPrivs},
+	Processes:  {FeatPIDNS, FeatProc, FeatNoNewPrivs, FeatNoCaps},
 	Resources:  {FeatRlimits, FeatCgroupMem, FeatCgroupPids},
 }
 
@@ -148,7 +149,7 @@ func reportFor(have map[Feature]bool, why map[Feature]string, landlockABI int) R
 }
 
 var allFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatPrivateTmp,
-	FeatLandlock, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatRlimits,
+	FeatLandlock, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatNoCaps, FeatRlimits,
 	FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0}
 
 // Limits bound what one command may consume. Zero fields take the

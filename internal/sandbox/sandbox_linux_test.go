@@ -638,3 +638,20 @@ func FuzzUnescapeMount(f *testing.F) {
 		}
 	})
 }
+
+// Even when failpass runs as root the command holds no capability: it
+// cannot load a kernel module, remount the read-only git folders or
+// change the clock.
+func TestNoCapabilities(t *testing.T) {
+	need(t, Processes)
+	_, wt := testRepo(t, nil)
+	r := contained(t, wt, nil, nil, 20*time.Second, sh(`
+		grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status
+		grep -E '^Cap(Prm|Eff|Bnd|Amb):' /proc/self/status | grep -qv '0000000000000000' && exit 1
+		mount -o remount,rw "$(git rev-parse --git-common-dir)" 2>/dev/null && exit 2
+		exit 0`)...)
+	if r.Exit != 0 {
+		t.Fatalf("the command holds capabilities: %+v\n%s", r.Outcome, r.Log)
+	}
+	t.Logf("inside:\n%s", r.Log)
+}
