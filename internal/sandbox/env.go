@@ -134,9 +134,47 @@ func within(root, p string) bool {
 }
 
 // systemReadable are the folders every command may read and execute from.
-// /etc is there for ld.so.cache, passwd lookups, TLS roots and timezones.
+// /dev is not among them (a command running as uid 0 could read a raw
+// disk): the helper allows the harmless device files one by one. /etc
+// comes from etcReadable.
 var systemReadable = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/etc", "/opt", "/nix", "/proc", "/sys", "/dev", "/run/current-system"}
+	"/opt", "/nix", "/proc", "/sys", "/run/current-system"}
+
+// etcSecrets are the entries of /etc a command never reads: password
+// hashes, host keys, sudo rules, private TLS keys. The rest of /etc (the
+// loader cache, passwd and group, TLS roots, timezones) is readable.
+var etcSecrets = map[string]bool{
+	"shadow": true, "shadow-": true, "gshadow": true, "gshadow-": true, "security": true,
+	"sudoers": true, "sudoers.d": true, "ssh": true, "ssl": true, "pki": true,
+	"krb5.keytab": true, ".pwd.lock": true, "credstore": true, "credstore.encrypted": true,
+}
+
+// etcReadable lists /etc's entries minus etcSecrets; of /etc/ssl and
+// /etc/pki it keeps the certificates, never a private folder.
+func etcReadable(etc string) []string {
+	var out []string
+	entries, err := os.ReadDir(etc)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		name := e.Name()
+		p := filepath.Join(etc, name)
+		if name == "ssl" || name == "pki" {
+			sub, _ := os.ReadDir(p)
+			for _, se := range sub {
+				if !strings.Contains(se.Name(), "private") {
+					out = append(out, filepath.Join(p, se.Name()))
+				}
+			}
+			continue
+		}
+		if !etcSecrets[name] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // toolchainDirs finds the folders a command's toolchain lives in, from its
 // environment: each PATH entry and, when it is a `bin` folder, its prefix

@@ -324,9 +324,23 @@ func (h *helper) landlock() error {
 	if c.Namespaces {
 		rw = append(rw, "/tmp", "/dev/shm")
 	}
+	// A rule with folder rights on a file is refused: split them.
+	var roDirs, roFiles []string
+	for _, p := range c.Readable {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+			continue // missing (or unreadable): nothing to allow
+		case fi.IsDir():
+			roDirs = append(roDirs, p)
+		default:
+			roFiles = append(roFiles, p)
+		}
+	}
 	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}
 	return cfg.BestEffort().Restrict(
-		landlock.RODirs(c.Readable...).IgnoreIfMissing(),
+		landlock.RODirs(roDirs...).IgnoreIfMissing(),
+		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
 		landlock.RWDirs(rw...).WithRefer().IgnoreIfMissing(),
 		landlock.RWFiles(landlockDevices...).WithIoctlDev().IgnoreIfMissing(),
 	)

@@ -346,6 +346,7 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 		pr.writable = append(pr.writable, pr.policy.CacheDir)
 	}
 	pr.readable = append(pr.readable, systemReadable...)
+	pr.readable = append(pr.readable, etcReadable("/etc")...)
 	pr.readable = append(pr.readable, toolchainDirs(pr.Env, hostHome)...)
 	for _, d := range p.Readable {
 		if filepath.IsAbs(d) {

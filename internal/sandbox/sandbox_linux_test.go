@@ -655,3 +655,28 @@ func TestNoCapabilities(t *testing.T) {
 	}
 	t.Logf("inside:\n%s", r.Log)
 }
+
+// Host secrets that uid 0 could read by file permissions stay out of
+// reach: password hashes, host keys, raw disks. What programs need from
+// /etc and /dev still works.
+func TestHostSecretsUnreadable(t *testing.T) {
+	need(t, Filesystem)
+	_, wt := testRepo(t, nil)
+	r := contained(t, wt, nil, nil, 20*time.Second, sh(`
+		fail=0
+		for f in /etc/shadow /etc/gshadow /etc/ssh/ssh_host_ed25519_key /etc/ssh/ssh_host_rsa_key; do
+			[ -e "$f" ] || continue
+			head -c1 "$f" >/dev/null 2>&1 && { echo "read $f"; fail=1; }
+		done
+		for d in /dev/sda /dev/vda /dev/nvme0n1 /dev/mem /dev/kmsg; do
+			[ -e "$d" ] || continue
+			head -c1 "$d" >/dev/null 2>&1 && { echo "read $d"; fail=1; }
+		done
+		id -un >/dev/null || { echo "passwd lookup broken"; fail=1; }
+		[ -s /etc/ld.so.cache ] && head -c1 /etc/ld.so.cache >/dev/null || { echo "ld.so.cache unreadable"; fail=1; }
+		head -c1 /dev/urandom >/dev/null && echo x >/dev/null || { echo "devices broken"; fail=1; }
+		exit $fail`)...)
+	if r.Exit != 0 {
+		t.Fatalf("host secrets: %+v\n%s", r.Outcome, r.Log)
+	}
+}
