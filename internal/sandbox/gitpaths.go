@@ -119,3 +119,70 @@ func keepUnder(top string, paths []string) []string {
 	}
 	return out
 }
+
+// mask is a file the command sees with other content, read-only.
+type mask struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// gitConfigKept are the settings of a repository's config a command inside
+// the sandbox sees: what git needs to read the repository. Everything else
+// (remote URLs with tokens, http.extraheader credentials a CI checkout
+// leaves behind, include paths, aliases) is masked.
+var gitConfigKept = map[string]map[string]bool{
+	"core": {"repositoryformatversion": true, "bare": true, "filemode": true, "ignorecase": true,
+		"symlinks": true, "precomposeunicode": true, "logallrefupdates": true},
+	"extensions": {"objectformat": true, "compatobjectformat": true, "worktreeconfig": true, "refstorage": true,
+		"preciousobjects": true, "partialclone": true, "noop": true, "noop-v1": true},
+}
+
+// sanitizeGitConfig keeps only gitConfigKept of a git config file. It is
+// a line reader, not a full parser: anything it does not recognize is
+// dropped, so its output is never more than the input says.
+func sanitizeGitConfig(b []byte) []byte {
+	var out strings.Builder
+	section, wrote := "", ""
+	for _, line := range strings.Split(string(b), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "[") {
+			end := strings.IndexByte(t, ']')
+			if end < 0 {
+				section = ""
+				continue
+			}
+			name := strings.ToLower(strings.TrimSpace(t[1:end]))
+			if strings.ContainsAny(name, " \t\"") || strings.Contains(name, ".") {
+				section = "" // subsections ([remote "origin"], [http.https://...]) are never kept
+				continue
+			}
+			section = name
+			t = strings.TrimSpace(t[end+1:])
+			if t == "" {
+				continue
+			}
+		}
+		keys, ok := gitConfigKept[section]
+		if !ok || t == "" || t[0] == '#' || t[0] == ';' || strings.HasSuffix(t, "\\") {
+			continue
+		}
+		k, v, _ := strings.Cut(t, "=")
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+		if k == "" || strings.ContainsAny(k, " \t\"#;") || strings.ContainsAny(v, "\"\\#;") {
+			continue
+		}
+		if !keys[k] {
+			continue
+		}
+		if wrote != section {
+			fmt.Fprintf(&out, "[%s]\n", section)
+			wrote = section
+		}
+		if v == "" && !strings.Contains(t, "=") {
+			fmt.Fprintf(&out, "\t%s\n", k)
+		} else {
+			fmt.Fprintf(&out, "\t%s = %s\n", k, v)
+		}
+	}
+	return []byte(out.String())
+}

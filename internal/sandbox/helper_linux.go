@@ -137,6 +137,7 @@ func (h *helper) applyAll() *Error {
 		run(FeatUTSNS, "set hostname", func() error { return unix.Sethostname([]byte("failpass-sandbox")) })
 		run(FeatPrivateTmp, "private /tmp", func() error { return privateTmp(c) })
 		run(FeatGitRO, "git folders read-only", func() error { return applyBinds(c.Binds) })
+		run(FeatGitConfigMasked, "mask the repository's config", func() error { return applyMasks(c.Masks) })
 	} else {
 		run(FeatPrivateTmp, "private temp folder", func() error { return os.MkdirAll(c.Home, 0o700) })
 	}
@@ -267,6 +268,26 @@ func applyBinds(bs []bind) error {
 		if err := unix.Mount("", b.Path, "", flags, ""); err != nil {
 			return fmt.Errorf("remount %s: %w", b.Path, err)
 		}
+	}
+	return nil
+}
+
+// applyMasks shows each mask's content at its path, read-only: the file
+// is written to the private /tmp, bind-mounted over the path and
+// unlinked, so only the read-only mount refers to it.
+func applyMasks(ms []mask) error {
+	for i, m := range ms {
+		tmp := fmt.Sprintf("/tmp/.failpass-mask-%d", i)
+		if err := os.WriteFile(tmp, []byte(m.Content), 0o444); err != nil {
+			return err
+		}
+		if err := unix.Mount(tmp, m.Path, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind over %s: %w", m.Path, err)
+		}
+		if err := unix.Mount("", m.Path, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+			return fmt.Errorf("remount %s: %w", m.Path, err)
+		}
+		os.Remove(tmp)
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ type helperConfig struct {
 	Home       string   `json:"home"`       // private HOME, inside Tmp
 	Keep       []string `json:"keep"`       // folders under /tmp that must stay visible
 	Binds      []bind   `json:"binds"`      // git folders read-only, writable folders below them
+	Masks      []mask   `json:"masks"`      // files shown with other content (the repository's config)
 	Writable   []string `json:"writable"`   // Landlock read-write
 	Readable   []string `json:"readable"`   // Landlock read-only and execute
 	Landlock   bool     `json:"landlock"`
@@ -125,7 +126,7 @@ func doProbe() *caps {
 	c.userns = os.Geteuid() != 0
 	st, err := runProbeHelper(c.userns, c.mem, c.pids)
 	if err != nil {
-		for _, f := range []Feature{FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatPrivateTmp, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS} {
+		for _, f := range []Feature{FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS} {
 			why[f] = "namespaces unavailable: " + err.Error()
 		}
 		if c.userns {
@@ -176,7 +177,8 @@ const probeTimeout = 10 * time.Second
 
 func runProbeHelper(userns bool, mem, pids *cgroupParent) (status, error) {
 	cfg := helperConfig{Probe: true, Namespaces: true, Tmp: "/tmp", Home: "/tmp/home", Landlock: true,
-		Binds: []bind{{Path: "/etc", RO: true}}, Limits: Limits{}.withDefaults()}
+		Binds: []bind{{Path: "/etc", RO: true}}, Masks: []mask{{Path: "/etc/passwd", Content: "probe\n"}},
+		Limits: Limits{}.withDefaults()}
 	attr := &syscall.SysProcAttr{Cloneflags: nsFlags, Pdeathsig: syscall.SIGKILL}
 	if userns {
 		addUserNS(attr)
@@ -267,6 +269,7 @@ type Prepared struct {
 	policy   Policy
 	root     string
 	gitBinds []bind
+	masks    []mask
 	readable []string
 	writable []string
 	tmp      string
@@ -355,6 +358,9 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 	}
 	pr.readable = append(pr.readable, gp.gitDir, gp.commonDir)
 	pr.gitBinds = gitBinds(gp, pr.writable)
+	if b, err := os.ReadFile(filepath.Join(gp.commonDir, "config")); err == nil {
+		pr.masks = append(pr.masks, mask{Path: filepath.Join(gp.commonDir, "config"), Content: string(sanitizeGitConfig(b))})
+	}
 
 	if c.mem != nil {
 		cg, err := newCgroup(c.mem, pr.policy.Limits)
@@ -405,7 +411,7 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	cfg := helperConfig{
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
 		Namespaces: pr.caps.namespaces, Tmp: pr.tmp, Home: pr.home,
-		Binds: pr.gitBinds, Writable: pr.writable, Readable: pr.readable,
+		Binds: pr.gitBinds, Masks: pr.masks, Writable: pr.writable, Readable: pr.readable,
 		Landlock: pr.caps.landlock, Limits: pr.policy.Limits,
 	}
 	for _, cg := range pr.cgroups {

@@ -219,3 +219,32 @@ func FuzzParseLayer(f *testing.F) {
 		}
 	})
 }
+
+func TestSanitizeGitConfig(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"plain", "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n", "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"},
+		{"secrets dropped", "[core]\n\trepositoryformatversion = 1\n\tfsmonitor = evil\n[remote \"origin\"]\n\turl = https://x:TOKEN@example.org/r\n[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic TOKEN\n[include]\n\tpath = /etc/evil\n[extensions]\n\tobjectformat = sha256\n",
+			"[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n"},
+		{"dotted section", "[http.https://x/]\n\textraheader = TOKEN\n", ""},
+		{"comments and continuations", "[core]\n# c\n\tbare = false ; trailing\n\tlogallrefupdates = \\\n", ""},
+		{"case", "[Core]\n\tRepositoryFormatVersion = 0\n", "[core]\n\trepositoryformatversion = 0\n"},
+	} {
+		if got := string(sanitizeGitConfig([]byte(tc.in))); got != tc.want {
+			t.Errorf("sanitizeGitConfig(%s) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func FuzzSanitizeGitConfig(f *testing.F) {
+	f.Add("[core]\n\tbare = false\n[remote \"o\"]\n\turl = x\n")
+	f.Add("[extensions]\n\tobjectformat = sha256\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		once := sanitizeGitConfig([]byte(s))
+		if twice := sanitizeGitConfig(once); string(twice) != string(once) {
+			t.Fatalf("sanitizeGitConfig not idempotent on %q: %q then %q", s, once, twice)
+		}
+		if strings.Contains(string(once), "url") || strings.Contains(string(once), "extraheader") {
+			t.Fatalf("sanitizeGitConfig(%q) kept %q", s, once)
+		}
+	})
+}

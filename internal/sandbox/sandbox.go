@@ -53,31 +53,32 @@ type Feature string
 
 // Features, each needed by the layer named in its comment.
 const (
-	FeatUserNS     Feature = "userns"          // only needed when not root
-	FeatPIDNS      Feature = "pidns"           // processes
-	FeatProc       Feature = "proc"            // processes: a fresh /proc
-	FeatMountNS    Feature = "mountns"         // filesystem
-	FeatGitRO      Feature = "git-readonly"    // filesystem
-	FeatPrivateTmp Feature = "private-tmp"     // filesystem
-	FeatLandlock   Feature = "landlock"        // filesystem
-	FeatNetNS      Feature = "netns"           // network
-	FeatLoopback   Feature = "loopback"        // network
-	FeatIPCNS      Feature = "ipcns"           // processes (SysV IPC, abstract sockets)
-	FeatUTSNS      Feature = "utsns"           // cosmetic: a hostname of its own
-	FeatNoNewPrivs Feature = "no_new_privs"    // processes (no setuid gain)
-	FeatNoCaps     Feature = "no-capabilities" // processes: an empty bounding set, even for uid 0
-	FeatRlimits    Feature = "rlimits"         // resources
-	FeatCgroupMem  Feature = "cgroup-memory"   // resources
-	FeatCgroupPids Feature = "cgroup-pids"     // resources
-	FeatEnv        Feature = "env-allow-list"  // always: the tool's environment never reaches the command
-	FeatArgv0      Feature = "argv0-from-path" // always: a bare argv[0] never resolves in the worktree
+	FeatUserNS          Feature = "userns"            // only needed when not root
+	FeatPIDNS           Feature = "pidns"             // processes
+	FeatProc            Feature = "proc"              // processes: a fresh /proc
+	FeatMountNS         Feature = "mountns"           // filesystem
+	FeatGitRO           Feature = "git-readonly"      // filesystem
+	FeatGitConfigMasked Feature = "git-config-masked" // filesystem: remote tokens and credentials in .git/config unseen
+	FeatPrivateTmp      Feature = "private-tmp"       // filesystem
+	FeatLandlock        Feature = "landlock"          // filesystem
+	FeatNetNS           Feature = "netns"             // network
+	FeatLoopback        Feature = "loopback"          // network
+	FeatIPCNS           Feature = "ipcns"             // processes (SysV IPC, abstract sockets)
+	FeatUTSNS           Feature = "utsns"             // cosmetic: a hostname of its own
+	FeatNoNewPrivs      Feature = "no_new_privs"      // processes (no setuid gain)
+	FeatNoCaps          Feature = "no-capabilities"   // processes: an empty bounding set, even for uid 0
+	FeatRlimits         Feature = "rlimits"           // resources
+	FeatCgroupMem       Feature = "cgroup-memory"     // resources
+	FeatCgroupPids      Feature = "cgroup-pids"       // resources
+	FeatEnv             Feature = "env-allow-list"    // always: the tool's environment never reaches the command
+	FeatArgv0           Feature = "argv0-from-path"   // always: a bare argv[0] never resolves in the worktree
 )
 
 // layerNeeds maps each layer to the features that make it true. A layer is
 // applied only when every feature it needs is.
 var layerNeeds = map[Layer][]Feature{
 	Network:    {FeatNetNS, FeatLoopback},
-	Filesystem: {FeatMountNS, FeatGitRO, FeatPrivateTmp, FeatLandlock},
+	Filesystem: {FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp, FeatLandlock},
 	Processes:  {FeatPIDNS, FeatProc, FeatNoNewPrivs, FeatNoCaps},
 	Resources:  {FeatRlimits, FeatCgroupMem, FeatCgroupPids},
 }
@@ -148,7 +149,7 @@ func reportFor(have map[Feature]bool, why map[Feature]string, landlockABI int) R
 	return r
 }
 
-var allFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatPrivateTmp,
+var allFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp,
 	FeatLandlock, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatNoCaps, FeatRlimits,
 	FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0}
 

@@ -680,3 +680,26 @@ func TestHostSecretsUnreadable(t *testing.T) {
 		t.Fatalf("host secrets: %+v\n%s", r.Outcome, r.Log)
 	}
 }
+
+// Credentials a CI checkout leaves in .git/config (an extraheader, a
+// token in a remote URL) are invisible to the command, and git still
+// works inside.
+func TestGitConfigMasked(t *testing.T) {
+	need(t, Filesystem)
+	repo, wt := testRepo(t, nil)
+	git(t, repo, "config", "http.https://example.org/.extraheader", "AUTHORIZATION: basic c2VjcmV0LXRva2Vu")
+	git(t, repo, "remote", "add", "origin", "https://user:ghp_SECRETTOKEN@example.org/r.git")
+	r := contained(t, wt, nil, nil, 20*time.Second, sh(`
+		c=$(git rev-parse --git-common-dir)
+		grep -rq -e c2VjcmV0 -e SECRETTOKEN "$c/config" && { echo "token visible"; exit 1; }
+		git config --list | grep -q -e c2VjcmV0 -e SECRETTOKEN && { echo "token in git config --list"; exit 1; }
+		git log --oneline -1 >/dev/null || { echo "git log broken"; exit 2; }
+		git status --porcelain >/dev/null || { echo "git status broken"; exit 2; }
+		exit 0`)...)
+	if r.Exit != 0 || r.Err != nil {
+		t.Fatalf("masked config: %+v, %v\n%s", r.Outcome, r.Err, r.Log)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); !bytes.Contains(b, []byte("SECRETTOKEN")) {
+		t.Fatalf("the real config lost its remote:\n%s", b)
+	}
+}
