@@ -1,0 +1,114 @@
+#!/bin/sh
+# bench/batch.sh: what batch gating saves (issue #8).
+#
+# 32 candidates (honest and hostile, from the gate's own test cases)
+# against one card whose commands take 200 ms or more, gated
+#   serial: `failpass gate` on each candidate alone, one after another
+#   batch:  one `failpass gate --manifest` (--jobs = cores), cold cache
+#   warm:   the same batch again, every verdict cached
+# interleaved in one run, every rule in place (sandbox on, as by default).
+# Prints the medians and the ratios batch/serial (target <= 0.35) and
+# warm/serial (target <= 0.05), checks that every candidate got the same
+# verdict and rule both ways, then measures preparing a pooled worktree
+# against a fresh `git worktree add` on a 20,000-file repository
+# (target <= 0.2).
+#
+#   sh bench/batch.sh            ROUNDS=3 by default; FILES=20000; SKIP_PREPARE=1 skips the last part
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+rounds=${ROUNDS:-3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/failpass" "$root/cmd/failpass"
+fp="$work/failpass"
+
+repo="$work/repo"
+mkdir -p "$repo/src" "$repo/tests" "$repo/ci" "$repo/docs"
+cd "$repo"
+git init -q -b main
+printf 'answer=41\n' > src/lib.sh
+printf 'helper=1\n' > src/util.sh
+printf 'x: 1\n' > ci/build.yml
+printf '# docs\n' > docs/index.md
+printf '. src/lib.sh\nsleep 0.2\n[ "$answer" = 42 ]\n' > tests/check.sh
+printf 'sleep 0.2\n[ -f src/lib.sh ]\n' > tests/invariant.sh
+git add -A
+git -c user.name=b -c user.email=b@example.org commit -qm base
+cat > "$work/card.yml" <<'CARD'
+id: "BENCH-1"
+base_ref: "main"
+fail: {cmd: ["sh", "tests/check.sh"], expect_exit: 1}
+pass: {cmd: ["sh", "tests/check.sh"], expect_exit: 0}
+invariant: {cmd: ["sh", "tests/invariant.sh"], expect_exit: 0}
+budget: {max_files: 2, max_changed_lines: 10, deny_globs: ["ci/**"]}
+CARD
+
+c="$work/cands"
+mkdir -p "$c"
+# add runs at the end of a pipeline (a subshell): it numbers by what is there.
+add() { cat > "$c/$(printf %02d $(($(ls "$c" | wc -l) + 1)))-$1.diff"; }
+gitdiff() { git diff; git checkout -q -- .; git clean -qfd; }
+# Honest fixes, each a little different (16).
+for k in $(seq 1 16); do printf 'answer=42 # fix %s\n' "$k" > src/lib.sh; gitdiff | add honest; done
+# Wrong fixes (4): fail patch.pass.
+for k in 40 43 44 0; do printf 'answer=%s\n' "$k" > src/lib.sh; gitdiff | add wrong; done
+# Budget: too many files, too many lines, a denied path, the oracle itself.
+printf 'answer=42\n' > src/lib.sh; printf 'helper=2\n' > src/util.sh; printf '# d\n' > docs/index.md; gitdiff | add files
+printf 'answer=42\n%s\n' "$(seq 1 20 | sed 's/^/x=/')" > src/lib.sh; gitdiff | add lines
+printf 'answer=42\n' > src/lib.sh; printf 'x: 2\n' > ci/build.yml; gitdiff | add deny
+printf 'exit 0\n' > tests/check.sh; gitdiff | add oracle
+# Malformed and hostile diffs.
+printf 'Here is my fix: set answer to 42.\n' | add prose
+: | add empty
+printf -- '--- a/../outside\n+++ b/../outside\n@@ -1 +1 @@\n-a\n+b\n' | add traversal
+printf -- '--- a/.git/config\n+++ b/.git/config\n@@ -1 +1 @@\n-a\n+b\n' | add dotgit
+printf -- '--- a/src/lib.sh\n+++ b/src/lib.sh\n@@ -1 +1 @@\n-answer=40\n+answer=42\n' | add stale
+# Flaky: passes, then fails.
+printf 'if [ -e .flip ]; then rm .flip; answer=0; else : > .flip; answer=42; fi\n' > src/lib.sh; gitdiff | add flaky
+# Plants files for whoever comes next.
+printf 'answer=42\n: > planted\nmkdir -p build; : > build/junk\n' > src/lib.sh; gitdiff | add planter
+# Breaks the invariant.
+git rm -q src/util.sh; printf 'answer=42\n' > src/lib.sh; git add -A; git diff --cached | add delete; git reset -q --hard
+n=$(ls "$c" | wc -l)
+[ "$n" = 32 ] || { echo "bench: $n candidates, want 32" >&2; exit 1; }
+: > "$work/manifest.jsonl"
+for f in "$c"/*.diff; do printf '{"card": "card.yml", "diff": "cands/%s"}\n' "$(basename "$f")" >> "$work/manifest.jsonl"; done
+cd "$work"
+
+now() { date +%s.%N; }
+serial_t=; batch_t=; warm_t=
+for r in $(seq 1 "$rounds"); do
+	t0=$(now)
+	: > serial.ndjson
+	for f in cands/*.diff; do
+		"$fp" gate --allow-unsigned --json --card card.yml --diff "$f" --repo repo >> serial.ndjson 2>/dev/null || [ $? = 1 ]
+	done
+	t1=$(now)
+	rm -rf repo/.git/failpass/cache/gate
+	"$fp" gate --allow-unsigned --json --manifest manifest.jsonl --repo repo > batch.ndjson 2>/dev/null || [ $? = 1 ]
+	t2=$(now)
+	"$fp" gate --allow-unsigned --json --manifest manifest.jsonl --repo repo > warm.ndjson 2>/dev/null || [ $? = 1 ]
+	t3=$(now)
+	serial_t="$serial_t $(echo "$t1 - $t0" | bc)"
+	batch_t="$batch_t $(echo "$t2 - $t1" | bc)"
+	warm_t="$warm_t $(echo "$t3 - $t2" | bc)"
+	echo "round $r: serial $(echo "$t1 - $t0" | bc)s batch $(echo "$t2 - $t1" | bc)s warm $(echo "$t3 - $t2" | bc)s"
+	# Same verdict and rule per candidate, every way.
+	for out in serial batch warm; do
+		grep '"candidate"' $out.ndjson | sed 's/^{"verdict":"\([a-z]*\)","rule":\([^,]*\),.*"candidate":"\([^"]*\)".*/\3 \1 \2/' | sort > $out.verdicts
+	done
+	cmp -s serial.verdicts batch.verdicts || { echo "bench: batch verdicts differ from serial:"; diff serial.verdicts batch.verdicts; exit 1; }
+	cmp -s serial.verdicts warm.verdicts || { echo "bench: cached verdicts differ from serial:"; diff serial.verdicts warm.verdicts; exit 1; }
+done
+med() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ms=$(med $serial_t); mb=$(med $batch_t); mw=$(med $warm_t)
+echo "candidates: 32 ($(grep -c '"verdict":"pass"' serial.ndjson) pass), cores: $(nproc), rounds: $rounds"
+echo "median serial ${ms}s, batch ${mb}s, warm ${mw}s"
+echo "ratio batch/serial: $(echo "scale=3; $mb / $ms" | bc) (target <= 0.35)"
+echo "ratio warm/serial:  $(echo "scale=3; $mw / $ms" | bc) (target <= 0.05)"
+tail -n 1 warm.ndjson
+
+if [ "${SKIP_PREPARE:-}" = "" ]; then
+	cd "$root"
+	FAILPASS_BENCH_FILES=${FILES:-20000} go test ./internal/gate -run TestPoolPrepareCost -count 1 -v 2>&1 | grep '^prepare:' || { echo "bench: prepare measurement failed"; exit 1; }
+fi
