@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,6 +39,10 @@ const (
 // termination signals, and exits when the command does, which makes the
 // kernel kill whatever else is left in the namespace.
 func Main(args []string) int {
+	// Every step runs on this one OS thread, and the command is forked
+	// from it: per-thread state (the capability bounding set) need only be
+	// set here.
+	runtime.LockOSThread()
 	st := os.NewFile(statusFD, "status")
 	syscall.CloseOnExec(statusFD)
 	report := func(s status) {
@@ -368,7 +373,7 @@ func (h *helper) landlock() error {
 }
 
 // dropCapabilities empties the capability bounding set and the ambient
-// set of every thread, so the command, although it may run as uid 0, gets
+// set of the helper's locked thread, the one the command is forked from, so the command, although it may run as uid 0, gets
 // no capability when it is executed (no_new_privs keeps it from gaining
 // any later). Without this a command started by root could load a kernel
 // module it wrote into the worktree, or change the clock.
@@ -380,11 +385,11 @@ func dropCapabilities() error {
 		}
 	}
 	for c := 0; c <= last; c++ {
-		if err := llsys.AllThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
 	}
-	if err := llsys.AllThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
 	return nil
