@@ -109,7 +109,9 @@ func (p *Pool) Put(wt *worktree.Worktree) {
 	pw.used = true
 	if len(p.idle) >= p.max {
 		delete(p.all, wt)
-		go wt.Remove(context.Background())
+		p.mu.Unlock()
+		wt.Remove(context.Background())
+		p.mu.Lock()
 		return
 	}
 	p.idle = append(p.idle, pw)
