@@ -131,7 +131,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := loopConfig(env, settings, req.Card, trust)
+	cfg, err := loopConfig(env, repo, settings, req.Card, trust)
 	if err != nil {
 		return err
 	}
@@ -178,12 +178,22 @@ func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Set
 // loopConfig makes the adapters of the settings. A reviewer that cannot
 // be made is recorded, not fatal: the loop turns it into
 // blocked/missing_capability (or an in-agent override).
-func loopConfig(env *Env, st *loop.Settings, cp *loop.CardPolicy, trust func(*card.Card) ([]string, error)) (loop.Config, error) {
+func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolicy, trust func(*card.Card) ([]string, error)) (loop.Config, error) {
 	opts := model.Options{BaseURL: st.BaseURL, KeyEnv: st.KeyEnv, Getenv: env.Getenv, Dir: st.WorkingDir}
 	cfg := loop.Config{ReviewerID: st.Reviewer, FixerID: st.Fixer, Lenses: st.Lenses, Card: cp, Remote: st.Remote, Log: env.Stderr}
 	if !st.NoSandbox {
-		// Validation runs contained, as the gate's commands do.
-		cfg.Sandbox = &sandbox.Policy{}
+		// Validation runs contained, as the gate's commands do, with the
+		// same persistent build caches as the gate for a card (a cold Go
+		// build cache per validation run cost minutes).
+		cache := sandbox.CardCacheDir(repo.CommonDir, "loop")
+		if cp != nil {
+			digest, err := cp.Card.Digest()
+			if err != nil {
+				return loop.Config{}, err
+			}
+			cache = sandbox.CardCacheDir(repo.CommonDir, digest)
+		}
+		cfg.Sandbox = &sandbox.Policy{CacheDir: cache}
 	}
 	mk := func(flag, s string) (model.Adapter, error) {
 		spec, err := model.ParseSpec(s)
@@ -280,7 +290,7 @@ func runLoopResume(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	cfg, err := loopConfig(env, st, cp, trust)
+	cfg, err := loopConfig(env, repo, st, cp, trust)
 	if err != nil {
 		return err
 	}
