@@ -703,3 +703,44 @@ func TestGitConfigMasked(t *testing.T) {
 		t.Fatalf("the real config lost its remote:\n%s", b)
 	}
 }
+
+// Without namespaces (an older kernel, a container that forbids them) the
+// helper still applies what it can: Landlock keeps writes in the worktree
+// and a private temp folder, capabilities are dropped, and the cgroup
+// kill at the end ends a setsid escapee that no PID namespace would.
+func TestDegradedWithoutNamespaces(t *testing.T) {
+	full := probe()
+	if !full.landlock || full.mem == nil {
+		t.Skip("needs Landlock and a memory cgroup to check the degraded path")
+	}
+	degraded := *full
+	degraded.namespaces, degraded.userns = false, false
+	probed = &degraded
+	defer func() { probed = full }()
+
+	_, wt := testRepo(t, nil)
+	hostFile := filepath.Join(os.TempDir(), fmt.Sprintf("failpass-sbx-degraded-%d", time.Now().UnixNano()))
+	defer os.Remove(hostFile)
+	marker := fmt.Sprintf("failpass-sbx-degraded-sleeper-%d", time.Now().UnixNano())
+	r := contained(t, wt, nil, nil, 20*time.Second, sh(fmt.Sprintf(`
+		echo x > %q 2>/dev/null && { echo "wrote the host's /tmp"; exit 1; }
+		echo ok > "$TMPDIR/t" || { echo "private temp folder not writable"; exit 2; }
+		echo ok > inside.txt || exit 3
+		grep -q '^CapEff:.*0000000000000000' /proc/self/status || { echo "capabilities kept"; exit 4; }
+		setsid sh -c 'exec -a %s sleep 300' &
+		sleep 0.2
+		exit 7`, hostFile, marker))...)
+	if r.Exit != 7 {
+		t.Fatalf("degraded run: %+v\n%s", r.Outcome, r.Log)
+	}
+	if _, err := os.Stat(hostFile); err == nil {
+		t.Fatalf("the command wrote %s", hostFile)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for len(processesNamed(marker)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a setsid escapee survived the degraded run: %v", processesNamed(marker))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
