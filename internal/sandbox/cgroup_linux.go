@@ -229,3 +229,59 @@ func (cg *cgroup) remove() error {
 func joinCgroup(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte("0"), 0)
 }
+
+// RemoveStaleCgroups removes the command cgroups that failpass processes
+// which no longer run left behind (killed with SIGKILL before Finish):
+// failpass-<pid>-<n> folders under this process's own memory and pids
+// cgroups whose <pid> is dead. It kills anything still in them first.
+// It returns how many it removed; `failpass gc` calls it.
+func RemoveStaleCgroups() (int, error) {
+	mem, pids, err := findCgroupParents()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var first error
+	for _, p := range []*cgroupParent{mem, pids} {
+		if p == nil {
+			continue
+		}
+		entries, _ := os.ReadDir(p.dir)
+		for _, e := range entries {
+			pid, ok := staleOwner(e.Name())
+			if !ok || !e.IsDir() || processAlive(pid) {
+				continue
+			}
+			if err := (&cgroup{dir: filepath.Join(p.dir, e.Name()), v2: p.v2}).remove(); err != nil {
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+			n++
+		}
+	}
+	return n, first
+}
+
+// staleOwner parses "failpass-<pid>-<n>".
+func staleOwner(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "failpass-")
+	if !ok {
+		return 0, false
+	}
+	pidStr, seq, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(pidStr)
+	if _, err2 := strconv.Atoi(seq); err != nil || err2 != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, true
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}

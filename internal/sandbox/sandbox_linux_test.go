@@ -744,3 +744,42 @@ func TestDegradedWithoutNamespaces(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestRemoveStaleCgroups(t *testing.T) {
+	c := probe()
+	if c.mem == nil {
+		t.Skip("no writable memory cgroup")
+	}
+	// A dead owner: a process that has exited and been reaped.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(c.mem.dir, fmt.Sprintf("failpass-%d-1", dead.Process.Pid))
+	live := filepath.Join(c.mem.dir, fmt.Sprintf("failpass-%d-999999", os.Getpid()))
+	for _, d := range []string{stale, live} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(live)
+	defer os.Remove(stale)
+	if _, err := RemoveStaleCgroups(); err != nil {
+		t.Fatalf("RemoveStaleCgroups: %v", err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("%s (dead owner) still exists", stale)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("%s (live owner) was removed", live)
+	}
+	for _, tc := range []struct {
+		name string
+		pid  int
+		ok   bool
+	}{{"failpass-12-3", 12, true}, {"failpass-x-3", 0, false}, {"other-12-3", 0, false}, {"failpass-12", 0, false}, {"failpass-0-1", 0, false}} {
+		if pid, ok := staleOwner(tc.name); pid != tc.pid || ok != tc.ok {
+			t.Errorf("staleOwner(%q) = %d, %v; want %d, %v", tc.name, pid, ok, tc.pid, tc.ok)
+		}
+	}
+}
