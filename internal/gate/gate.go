@@ -1,6 +1,8 @@
-// Package gate checks one candidate diff against a contract card: the
+// Package gate checks candidate diffs against a contract card: the
 // ordered rules of INTERFACES.md, stopping at the first broken one, with
-// the base and patched commands run in a disposable worktree.
+// the base and patched commands run in a disposable worktree; a Batch
+// gates many candidates with a shared base side, pooled worktrees and a
+// content-addressed cache.
 package gate
 
 import (
