@@ -84,7 +84,7 @@ func Infer(doc map[string]any) (Kind, error) {
 	for _, name := range SchemaNames {
 		k := Kind(name)
 		score := 0
-		for _, f := range compiledSchemas[k].required {
+		for _, f := range compiledSchemas()[k].required {
 			if _, ok := doc[f]; ok {
 				score++
 			}
@@ -122,7 +122,7 @@ func ValidateDocument(kind Kind, doc map[string]any) ([]Violation, error) {
 		return nil, fmt.Errorf("contract: unknown document kind %q", string(kind))
 	}
 	var out []Violation
-	compiledSchemas[kind].check(doc, "$", &out)
+	compiledSchemas()[kind].check(doc, "$", &out)
 	if len(out) > 0 {
 		return out, nil
 	}

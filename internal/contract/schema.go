@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -54,9 +55,11 @@ type schemaNode struct {
 	closed     bool // additionalProperties: false
 }
 
-var compiledSchemas = map[Kind]*schemaNode{}
-
-func init() {
+// compiledSchemas compiles the embedded schemas on first use rather than
+// at init: every failpass process (the sandbox helper re-executes the
+// binary per command) would otherwise pay for it.
+var compiledSchemas = sync.OnceValue(func() map[Kind]*schemaNode {
+	out := map[Kind]*schemaNode{}
 	for _, name := range SchemaNames {
 		data, err := Schema(Kind(name))
 		if err != nil {
@@ -70,9 +73,10 @@ func init() {
 		if err != nil {
 			panic(fmt.Sprintf("contract: embedded schema %s: %v", name, err))
 		}
-		compiledSchemas[Kind(name)] = n
+		out[Kind(name)] = n
 	}
-}
+	return out
+})
 
 func compileSchema(v any, at string) (*schemaNode, error) {
 	m, ok := v.(map[string]any)

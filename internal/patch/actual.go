@@ -203,7 +203,11 @@ func rawMode(m string) string {
 	return m
 }
 
-// copyFile copies a regular file, bounded by what a git index can be.
+// copyFile copies a git index and keeps its modification time. Git trusts
+// an entry whose file stat matches unless the file is not older than the
+// index itself ("racy git"); a copy with a fresh mtime would make a file
+// that git apply rewrote in the same clock tick, at the same size, look
+// unchanged.
 func copyFile(from, to string) error {
 	fi, err := os.Lstat(from)
 	if err != nil || !fi.Mode().IsRegular() {
@@ -213,5 +217,8 @@ func copyFile(from, to string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(to, b, 0o600)
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		return err
+	}
+	return os.Chtimes(to, fi.ModTime(), fi.ModTime())
 }
