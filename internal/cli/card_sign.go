@@ -21,6 +21,7 @@ import (
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/sign"
 	"github.com/failpass/failpass/internal/version"
 	"github.com/failpass/failpass/internal/worktree"
@@ -79,6 +80,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	repeat := fs.Int("repeat", 3, "run the fail command `N` times; all runs must agree")
 	force := fs.Bool("force", false, "re-run the table and replace every existing signature")
 	repoDir := fs.String("repo", ".", "the repository `DIR` the card's base lives in")
+	sandboxMode := fs.String("sandbox", "on", "contain the card's commands (`on` or off)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -88,6 +90,9 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	if *repeat < 1 || *repeat > maxSignRepeat {
 		return &UsageError{Msg: fmt.Sprintf("--repeat %d: must be 1..%d", *repeat, maxSignRepeat), Hint: "the default, 3, catches most flaky fail commands"}
+	}
+	if *sandboxMode != "on" && *sandboxMode != "off" {
+		return &UsageError{Msg: fmt.Sprintf("--sandbox=%s: want on or off", *sandboxMode)}
 	}
 
 	orig, c, err := signReadCard(*path)
@@ -160,7 +165,11 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout)
 
-	runs, verdict, err := signRunTable(ctx, env, repo, c, base, *repeat)
+	policy, err := gatePolicy(env, repo, c, *sandboxMode == "off")
+	if err != nil {
+		return err
+	}
+	runs, verdict, err := signRunTable(ctx, env, repo, c, base, *repeat, policy)
 	if err != nil {
 		return err
 	}
@@ -245,7 +254,7 @@ func signBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error
 // on a fresh checkout of base in a disposable worktree, prints every run,
 // and applies the decision table. The runs are returned as signoff
 // evidence: the fail runs in order, then the invariant.
-func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, base string, n int) ([]card.Run, sign.Verdict, error) {
+func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, base string, n int, policy *sandbox.Policy) ([]card.Run, sign.Verdict, error) {
 	wt, err := worktree.Add(ctx, repo, base)
 	if err != nil {
 		return nil, sign.Verdict{}, err
@@ -268,7 +277,7 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 		cmd := c.Command(role)
 		log := filepath.Join(logDir, fmt.Sprintf("%s-%d.log", role, i+1))
 		res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
-			Env: signEnv(env.Getenv, cmd), Timeout: cmd.Timeout, Log: log})
+			Env: signEnv(env.Getenv, cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy})
 		if err != nil {
 			return res, err
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -40,16 +41,26 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 	if removed == nil {
 		removed = []string{}
 	}
+	// Cgroups of sandboxed commands whose failpass was killed: not paths in
+	// the repository, so counted rather than listed.
+	cgroups, cgErr := sandbox.RemoveStaleCgroups()
+	if gcErr == nil {
+		gcErr = cgErr
+	}
 	if *asJSON {
 		b, _ := json.Marshal(struct {
 			Removed []string `json:"removed"`
-		}{removed})
+			Cgroups int      `json:"cgroups_removed"`
+		}{removed, cgroups})
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		for _, p := range removed {
 			fmt.Fprintln(env.Stdout, p)
 		}
-		if len(removed) == 0 && gcErr == nil {
+		if cgroups > 0 {
+			fmt.Fprintf(env.Stdout, "%d stale sandbox cgroup(s)\n", cgroups)
+		}
+		if len(removed) == 0 && cgroups == 0 && gcErr == nil {
 			fmt.Fprintln(env.Stdout, "nothing to remove")
 		}
 	}
