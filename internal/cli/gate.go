@@ -161,6 +161,13 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if f.allowUnsigned {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
 	}
+	if f.record != "" {
+		// A key that cannot sign, or a folder that cannot hold the record,
+		// must stop the gate before its commands run, not after.
+		if err := gateRecordPreflight(env, f.record, f.recordKey); err != nil {
+			return err
+		}
+	}
 	policy, err := gatePolicy(env, repo, c, f.sandbox == "off")
 	if err != nil {
 		return err
