@@ -46,7 +46,8 @@ baseline() {
   local wt="$work/wt"
   git worktree add -q --detach "$wt" main
   (cd "$wt" && git apply "$work/fix.diff")
-  (cd "$wt" && { false || true; } && true && true && true)
+  # env makes each a real process, as the gate runs them (not shell builtins)
+  (cd "$wt" && { env false || :; } && env true && env true && env true)
   git worktree remove --force "$wt"
 }
 gate() { "$fp" gate --allow-unsigned "${sandbox_flag[@]}" --card "$work/card.yml" --diff "$work/fix.diff" >/dev/null 2>&1; }

@@ -97,11 +97,15 @@ func OpenResolve(ctx context.Context, dir, rev string) (repo *Repo, sha string, 
 	if err != nil {
 		return nil, "", err
 	}
-	out, err := Command(ctx, abs, nil, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir",
-		"--end-of-options", rev+"^{commit}")
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if err == nil && len(lines) == 3 && isObjectID(lines[2]) {
-		return &Repo{Dir: lines[0], CommonDir: lines[1]}, lines[2], nil
+	// Without --verify, rev-parse echoes --end-of-options back, so a rev
+	// that looks like an option takes the slow path instead.
+	if rev != "" && !strings.HasPrefix(rev, "-") {
+		out, err := Command(ctx, abs, nil, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir",
+			rev+"^{commit}")
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if err == nil && len(lines) == 3 && isObjectID(lines[2]) {
+			return &Repo{Dir: lines[0], CommonDir: lines[1]}, lines[2], nil
+		}
 	}
 	// Either no repository or no such commit: Open tells which.
 	repo, err = Open(ctx, dir)

@@ -79,3 +79,31 @@ func TestPlantedDriversDoNotRun(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenResolve resolves a revision in the same call that finds the
+// repository, and tells a missing revision from a missing repository.
+func TestOpenResolve(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"commit", "-q", "--allow-empty", "-m", "base"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	repo, sha, err := OpenResolve(ctx, dir, "main")
+	if err != nil || repo == nil || !isObjectID(sha) {
+		t.Fatalf("OpenResolve(main) = %v, %q, %v; want a repository and a commit id", repo, sha, err)
+	}
+	for _, rev := range []string{"nope", "--all", ""} {
+		repo, sha, err := OpenResolve(ctx, dir, rev)
+		if err != nil || repo == nil || sha != "" {
+			t.Errorf("OpenResolve(%q) = %v, %q, %v; want the repository and no commit", rev, repo, sha, err)
+		}
+	}
+	if _, _, err := OpenResolve(ctx, t.TempDir(), "main"); err == nil {
+		t.Errorf("OpenResolve outside a repository: no error")
+	}
+}
