@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -223,6 +224,13 @@ func (g *gateRun) finish() {
 			g.v.Steps = append(g.v.Steps, Step{Rule: r, Status: StatusNotRun})
 		}
 	}
+	// Steps read in gate order even when a rule was decided early (a diff
+	// that does not fit the base is known before the base side runs).
+	order := map[string]int{}
+	for i, r := range Rules {
+		order[r] = i
+	}
+	sort.SliceStable(g.v.Steps, func(i, j int) bool { return order[g.v.Steps[i].Rule] < order[g.v.Steps[j].Rule] })
 	if !g.broke {
 		g.v.Verdict = Pass
 		g.v.Reason = "every rule held"
@@ -310,26 +318,31 @@ func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 }
 
 func (g *gateRun) diffRules(ctx context.Context) error {
-	cs, err := patch.Read(ctx, g.o.Diff)
+	// ReadAt lists the base tree while git parses the diff: the modes and
+	// symlink targets only the base knows (patch.ChangeSet.ResolveModes).
+	cs, err := patch.ReadAt(ctx, g.o.Diff, g.o.Repo, g.base)
 	if err != nil {
 		var pe *patch.Error
-		if errors.As(err, &pe) {
-			if pe.Rule == RuleDiffPath {
-				g.ok(RuleDiffParse)
-			}
-			return g.fail(pe.Rule, pe.Msg)
+		if !errors.As(err, &pe) {
+			return err
 		}
-		return err
+		switch pe.Rule {
+		case RuleDiffPath:
+			g.ok(RuleDiffParse)
+		case RuleDiffApply:
+			// The diff does not fit the base; the budget rules come first
+			// in gate order and judge what the patch states.
+			g.ok(RuleDiffParse)
+			g.ok(RuleDiffPath)
+			g.cs, g.v.Changes = cs, cs
+			if err := g.budgetRules(ctx); err != nil {
+				return err
+			}
+		}
+		return g.fail(pe.Rule, pe.Msg)
 	}
 	g.ok(RuleDiffParse)
 	g.ok(RuleDiffPath)
-	if err := cs.ResolveModes(ctx, g.o.Repo, g.base); err != nil {
-		var pe *patch.Error
-		if errors.As(err, &pe) {
-			return g.fail(pe.Rule, pe.Msg)
-		}
-		return err
-	}
 	g.cs = cs
 	g.v.Changes = cs
 	return nil

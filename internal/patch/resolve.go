@@ -70,8 +70,18 @@ func lsTree(ctx context.Context, repo *gitx.Repo, base string, paths []string) (
 // refuses to write beyond a symlink; failpass refuses before running
 // anything).
 func (cs *ChangeSet) ResolveModes(ctx context.Context, repo *gitx.Repo, base string) error {
+	tree, err := lsTree(ctx, repo, base, basePaths(cs.Files))
+	if err != nil {
+		return err
+	}
+	return cs.resolve(ctx, repo, base, tree)
+}
+
+// basePaths lists what ResolveModes asks the base tree about: every path
+// the files touch and every folder above them.
+func basePaths(files []File) []string {
 	want := map[string]bool{}
-	for _, f := range cs.Files {
+	for _, f := range files {
 		for _, p := range f.Paths() {
 			want[p] = true
 			for d := path.Dir(p); d != "."; d = path.Dir(d) {
@@ -84,10 +94,11 @@ func (cs *ChangeSet) ResolveModes(ctx context.Context, repo *gitx.Repo, base str
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	tree, err := lsTree(ctx, repo, base, paths)
-	if err != nil {
-		return err
-	}
+	return paths
+}
+
+// resolve is ResolveModes once the base tree's entries are known.
+func (cs *ChangeSet) resolve(ctx context.Context, repo *gitx.Repo, base string, tree map[string]treeEntry) error {
 	refuse := func(format string, args ...any) error {
 		return &Error{Rule: RuleApply, Msg: fmt.Sprintf(format, args...),
 			Hint: "make the diff against the card's base commit (" + base + ")"}
