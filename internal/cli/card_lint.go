@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/failpass/failpass/internal/atomicfile"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -183,44 +183,10 @@ func runCardInit(ctx context.Context, env *Env, args []string) error {
 // force, a rename over it; then the folder is fsynced. A crash leaves either
 // no card or a whole one.
 func writeNew(path string, data []byte, force bool) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".failpass-card-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
 	if force {
-		err = os.Rename(tmp.Name(), path)
-	} else {
-		err = os.Link(tmp.Name(), path)
+		return atomicfile.Write(path, data, 0o644)
 	}
-	if err != nil {
-		var le *os.LinkError
-		if errors.As(err, &le) {
-			err = le.Err
-		}
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Create(path, data, 0o644)
 }
 
 // cardTemplate is what `card init` writes: a valid card whose commands are

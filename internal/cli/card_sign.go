@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/failpass/failpass/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -678,31 +679,8 @@ func cardReplace(path string, orig, data []byte) error {
 	if err != nil {
 		return Errorf("cannot write %s: %v", path, err)
 	}
-	dir := filepath.Dir(target)
-	tmp, err := os.CreateTemp(dir, ".failpass-card-*")
-	if err != nil {
+	if err := atomicfile.Write(target, data, st.Mode().Perm()); err != nil {
 		return Errorf("cannot write %s: %v", path, err).Hint("the card's folder must be writable")
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(st.Mode().Perm())
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), target)
-	}
-	if err != nil {
-		return Errorf("cannot write %s: %v", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

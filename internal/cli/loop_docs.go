@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/failpass/failpass/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -261,29 +262,8 @@ func replaceFile(path string, data []byte) error {
 	if err != nil {
 		return Errorf("cannot stat %s: %v", path, err)
 	}
-	dir := filepath.Dir(target)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
-	if err != nil {
-		return Errorf("cannot write beside %s: %v", path, err).Hint("loop fmt rewrites files in place; check the folder is writable, or use --check")
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err = tmp.Write(data); err == nil {
-		if err = tmp.Chmod(info.Mode().Perm()); err == nil {
-			err = tmp.Sync()
-		}
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), target)
-	}
-	if err != nil {
-		return Errorf("cannot write %s: %v", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
+	if err := atomicfile.Write(target, data, info.Mode().Perm()); err != nil {
+		return Errorf("cannot write %s: %v", path, err).Hint("loop fmt rewrites files in place; check the folder is writable, or use --check")
 	}
 	return nil
 }

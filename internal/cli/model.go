@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/failpass/failpass/internal/atomicfile"
 	"io"
 	"os"
 	"path"
@@ -350,33 +351,8 @@ func repoRelative(repo *gitx.Repo, cardPath string) string {
 // folder, synced, then renamed over name, so a reader never sees half a
 // diff.
 func writeDiffFile(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	tmp, err := os.CreateTemp(dir, ".failpass-draft-*")
-	if err != nil {
+	if err := atomicfile.Write(name, data, 0o644); err != nil {
 		return Errorf("cannot write %s: %v", name, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return Errorf("cannot write %s: %v", name, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return Errorf("cannot write %s: %v", name, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/failpass/failpass/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -146,33 +147,8 @@ func (s *Store) write(name string, data []byte) error {
 // writeAtomic writes a temp file beside path, fsyncs it, renames it over
 // path and fsyncs the folder so the rename itself is durable.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("loop: store: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("loop: store %s: %w", path, werr)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("loop: store: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("loop: store: fsync %s: %w", dir, err)
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
+		return fmt.Errorf("loop: store %s: %w", path, err)
 	}
 	return nil
 }

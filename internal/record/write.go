@@ -3,9 +3,9 @@ package record
 import (
 	"errors"
 	"fmt"
+	"github.com/failpass/failpass/internal/atomicfile"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/failpass/failpass/internal/sign"
 )
@@ -28,33 +28,7 @@ func Write(path string, data, sig []byte) error {
 }
 
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, data, 0o644)
 }
 
 // ReadError is a record or signature file that cannot be read: missing,

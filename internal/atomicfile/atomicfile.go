@@ -1,0 +1,62 @@
+// Package atomicfile owns durable file writes: a reader sees the old file
+// or the new one, never half of one, and a crash loses neither.
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// Write replaces path with data: a temporary file in the same folder,
+// written, chmod'ed to perm, fsynced, renamed over path, then the folder
+// fsynced so the rename itself is durable. A symlink at path is replaced,
+// not followed; callers that mean the target resolve it first.
+func Write(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, os.Rename)
+}
+
+// Create is Write for a path that must not exist yet: the temporary file
+// is hard-linked into place, which fails with an error satisfying
+// errors.Is(err, fs.ErrExist) instead of replacing anything.
+func Create(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, func(tmp, path string) error {
+		err := os.Link(tmp, path)
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			return le.Err
+		}
+		return err
+	})
+}
+
+func write(path string, data []byte, perm os.FileMode, place func(tmp, path string) error) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed; removes the link source after Create
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(perm)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = place(tmp.Name(), path)
+	}
+	if err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
