@@ -115,7 +115,10 @@ func LocationPath(loc string) (string, bool) {
 		return "", false
 	}
 	c := path.Clean(p)
-	if c == "." || c == ".." || strings.HasPrefix(c, "../") || c == ".git" || strings.HasPrefix(c, ".git/") {
+	// Cleaning can expose white space at the end ("a/ /" becomes "a/ "),
+	// which a second reading would trim: such a location names no file a
+	// reviewer could mean, and refusing it keeps the reading stable.
+	if c != strings.TrimSpace(c) || c == "." || c == ".." || strings.HasPrefix(c, "../") || c == ".git" || strings.HasPrefix(c, ".git/") {
 		return "", false
 	}
 	return c, true
