@@ -126,12 +126,17 @@ func Run(ctx context.Context, o Options) (*Verdict, error) {
 func runGate(ctx context.Context, o Options, b *Batch) (*Verdict, error) {
 	start := time.Now()
 	g := &gateRun{o: o, v: &Verdict{Candidate: o.DiffName}, batch: b}
-	if b != nil {
+	switch {
+	case b != nil:
 		g.v.Sandbox = b.sandboxReport(o.Sandbox != nil)
-	} else if o.Sandbox != nil {
-		g.v.Sandbox = sandbox.Probe()
-	} else {
+		g.probed = true
+	case o.Sandbox != nil:
+		// Probed when a rule first needs it (sandboxReport): a candidate a
+		// static rule refuses runs nothing, and a probe costs a process.
+		g.v.Sandbox = sandbox.Report{Applied: []string{}, Missing: []string{}, Features: []string{}}
+	default:
 		g.v.Sandbox = sandbox.OffReport()
+		g.probed = true
 	}
 	if g.o.Repeat < 1 {
 		g.o.Repeat = 1
@@ -168,6 +173,8 @@ type gateRun struct {
 	// inconclusive records that a run proved nothing (timeout, signal,
 	// 125-127): such a verdict is never cached.
 	inconclusive bool
+	// probed says v.Sandbox holds a real report (see sandboxReport).
+	probed bool
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
@@ -273,7 +280,7 @@ func (g *gateRun) cardRules(ctx context.Context) error {
 	g.ok(RuleCardExpired)
 
 	if c.Sandbox != nil {
-		if missing := g.v.Sandbox.MissingOf(c.Sandbox.Require); len(missing) > 0 {
+		if missing := g.sandboxReport().MissingOf(c.Sandbox.Require); len(missing) > 0 {
 			why := "this machine cannot provide them"
 			if g.v.Sandbox.Off {
 				why = "the sandbox is off (--sandbox=off)"
@@ -414,7 +421,18 @@ func (g *gateRun) cardInRepo() string {
 	return filepath.ToSlash(rel)
 }
 
+// sandboxReport probes this machine's sandbox layers the first time a rule
+// needs them, and keeps the report in the verdict.
+func (g *gateRun) sandboxReport() sandbox.Report {
+	if !g.probed {
+		g.v.Sandbox = sandbox.Probe()
+		g.probed = true
+	}
+	return g.v.Sandbox
+}
+
 func (g *gateRun) dynamicRules(ctx context.Context) error {
+	g.sandboxReport() // commands run from here on: the verdict says how
 	if g.batch != nil {
 		return g.batch.dynamicRules(ctx, g)
 	}

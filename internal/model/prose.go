@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Prose checks are heuristics over the text around a diff. They are
@@ -11,17 +12,19 @@ import (
 // to "just raise max_files" costs a reviewer's trust in the card.
 
 // cardFieldWords are card fields a drafter has no business naming.
-var cardFieldWords = regexp.MustCompile(`(?i)\b(max_files|max_changed_lines|deny_globs|expect_exit|base_ref|base_sha|signoff|signatures|annotations|deny[- ]?list|deny globs?)\b`)
+var cardFieldWords = lazyRegexp(`(?i)\b(max_files|max_changed_lines|deny_globs|expect_exit|base_ref|base_sha|signoff|signatures|annotations|deny[- ]?list|deny globs?)\b`)
 
 // cardChangeRequests are phrases that ask for the card, its budget or its
 // commands to change.
-var cardChangeRequests = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)\b(raise|raising|increase|increasing|bump|bumping|relax|relaxing|loosen|loosening|lift|lifting|extend|extending|widen|widening|exceed|exceeding|double|doubling|lower|lowering|adjust|adjusting)\b(\W+\w+){0,4}?\W+(budget|limits?|max(imum)?|caps?|allowance|quota|globs?|timeout)\b`),
-	regexp.MustCompile(`(?i)\b(change|changing|update|updating|edit|editing|modify|modifying|amend|amending|rewrite|rewriting|drop|dropping|remove|removing|delete|deleting|disable|disabling|skip|skipping|replace|replacing|loosen|relax)\s+(the\s+|this\s+|its\s+|that\s+)?(card|contract|budget|limits?|deny|glob|globs|fail command|pass command|invariant( command)?|expected exit( code)?|exit code|test command)\b`),
-	regexp.MustCompile(`(?i)\b(card|contract|budget|limits?|glob|globs|invariant|fail command|pass command|timeout)\s+(should|must|needs? to|has to|could|would need to)\s+(be\s+)?(raised|increased|relaxed|loosened|lifted|extended|widened|changed|updated|edited|modified|dropped|removed|adjusted|bumped|doubled)\b`),
-	regexp.MustCompile(`(?i)\b(over|beyond|outside|exceeds?|exceeding)\s+(the\s+)?(budget|limits?|allowed (files|lines))\b`),
-	regexp.MustCompile(`(?i)\bmore (files|lines) than (the budget|allowed|permitted|the card)`),
-}
+var cardChangeRequests = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b(raise|raising|increase|increasing|bump|bumping|relax|relaxing|loosen|loosening|lift|lifting|extend|extending|widen|widening|exceed|exceeding|double|doubling|lower|lowering|adjust|adjusting)\b(\W+\w+){0,4}?\W+(budget|limits?|max(imum)?|caps?|allowance|quota|globs?|timeout)\b`),
+		regexp.MustCompile(`(?i)\b(change|changing|update|updating|edit|editing|modify|modifying|amend|amending|rewrite|rewriting|drop|dropping|remove|removing|delete|deleting|disable|disabling|skip|skipping|replace|replacing|loosen|relax)\s+(the\s+|this\s+|its\s+|that\s+)?(card|contract|budget|limits?|deny|glob|globs|fail command|pass command|invariant( command)?|expected exit( code)?|exit code|test command)\b`),
+		regexp.MustCompile(`(?i)\b(card|contract|budget|limits?|glob|globs|invariant|fail command|pass command|timeout)\s+(should|must|needs? to|has to|could|would need to)\s+(be\s+)?(raised|increased|relaxed|loosened|lifted|extended|widened|changed|updated|edited|modified|dropped|removed|adjusted|bumped|doubled)\b`),
+		regexp.MustCompile(`(?i)\b(over|beyond|outside|exceeds?|exceeding)\s+(the\s+)?(budget|limits?|allowed (files|lines))\b`),
+		regexp.MustCompile(`(?i)\bmore (files|lines) than (the budget|allowed|permitted|the card)`),
+	}
+})
 
 // sourceExt are extensions that make a word without a slash a file name
 // (header.py), as opposed to an identifier (header.strip).
@@ -92,10 +95,10 @@ func looksLikePath(t string, quoted bool) bool {
 // command). touched are the paths the diff changes; denied and oracle may
 // be nil.
 func CheckProse(prose string, touched []string, denied, oracle func(string) bool) error {
-	if m := cardFieldWords.FindString(prose); m != "" {
+	if m := cardFieldWords().FindString(prose); m != "" {
 		return refuse(RoleDrafter, "the prose names the card field %q; a draft may not ask to change the card", m)
 	}
-	for _, re := range cardChangeRequests {
+	for _, re := range cardChangeRequests() {
 		if m := re.FindString(prose); m != "" {
 			return refuse(RoleDrafter, "the prose asks to change the card (%q)", strings.Join(strings.Fields(m), " "))
 		}
@@ -128,4 +131,11 @@ func namedTouched(p string, touched []string) bool {
 		}
 	}
 	return false
+}
+
+// lazyRegexp compiles a pattern on first use: every failpass process,
+// including the sandbox helper started for each card command, would
+// otherwise compile these at init.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }
