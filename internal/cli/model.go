@@ -14,6 +14,7 @@ import (
 
 	"github.com/failpass/failpass/internal/budget"
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/patch"
@@ -267,21 +268,12 @@ func refusedOr(env *Env, err error) error {
 // (diff.parse, diff.path, budget.*), then the prose around it. It returns
 // the refusal reason, or "" when the draft may be written.
 func draftStatic(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, base string, r *model.Reply) (*patch.ChangeSet, string, error) {
-	cs, err := patch.Read(ctx, r.Diff)
-	if err != nil {
-		var pe *patch.Error
-		if errors.As(err, &pe) {
-			return nil, pe.Rule + ": " + pe.Msg, nil
-		}
-		return nil, "", err
+	cs, rule, reason, err := gate.Static(ctx, repo, c, cardPath, base, r.Diff)
+	if err != nil || rule != "" {
+		return nil, joinRule(rule, reason), err
 	}
-	if err := cs.ResolveModes(ctx, repo, base); err != nil {
-		var pe *patch.Error
-		if errors.As(err, &pe) {
-			return nil, pe.Rule + ": " + pe.Msg, nil
-		}
-		return nil, "", err
-	}
+	// The prose may name any oracle file, not only the ones the diff
+	// touches, so this list covers the whole base tree.
 	out, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", base)
 	if err != nil {
 		return nil, "", err
@@ -292,12 +284,9 @@ func draftStatic(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, b
 			files[p] = true
 		}
 	}
-	oracle := budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, repoRelative(repo, cardPath),
+	oracle := budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, gate.CardInRepo(repo, cardPath),
 		func(p string) bool { return files[p] })
 	b := c.EffectiveBudget()
-	if f := budget.Check(cs, b, oracle); f != nil {
-		return nil, f.Rule + ": " + f.Reason, nil
-	}
 	var globs []*pathglob.Pattern
 	for _, g := range b.DenyGlobs {
 		if p, err := pathglob.Compile(g); err == nil {
@@ -326,27 +315,6 @@ func draftStatic(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, b
 	return cs, "", nil
 }
 
-// repoRelative is cardPath relative to the repository's top, or "" when the
-// card lives outside it.
-func repoRelative(repo *gitx.Repo, cardPath string) string {
-	abs, err := filepath.Abs(cardPath)
-	if err != nil {
-		return ""
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	root := repo.Dir
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return ""
-	}
-	return filepath.ToSlash(rel)
-}
-
 // writeDiffFile writes the diff atomically: a temporary file in the same
 // folder, synced, then renamed over name, so a reader never sees half a
 // diff.
@@ -363,4 +331,12 @@ func oneLine(s string) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// joinRule is a refusal reason as draft prints it: "rule: reason".
+func joinRule(rule, reason string) string {
+	if rule == "" {
+		return ""
+	}
+	return rule + ": " + reason
 }

@@ -394,23 +394,23 @@ func (g *gateRun) oracleFiles(ctx context.Context) ([]string, error) {
 		}
 	}
 	c := g.o.Card
-	return budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, g.cardInRepo(), func(p string) bool { return inBase[p] }), nil
+	return budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, CardInRepo(g.o.Repo, g.o.CardPath), func(p string) bool { return inBase[p] }), nil
 }
 
-// cardInRepo is the card's path relative to the repository root, or "" when
-// the card lives outside it.
-func (g *gateRun) cardInRepo() string {
-	if g.o.CardPath == "" {
+// CardInRepo is the card's path relative to the repository root, or ""
+// when the card lives outside it (then it is no oracle file).
+func CardInRepo(repo *gitx.Repo, cardPath string) string {
+	if cardPath == "" {
 		return ""
 	}
-	abs, err := filepath.Abs(g.o.CardPath)
+	abs, err := filepath.Abs(cardPath)
 	if err != nil {
 		return ""
 	}
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
 	}
-	root := g.o.Repo.Dir
+	root := repo.Dir
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
 	}
@@ -419,6 +419,25 @@ func (g *gateRun) cardInRepo() string {
 		return ""
 	}
 	return filepath.ToSlash(rel)
+}
+
+// Static runs the gate's static rules (diff.parse, diff.path, budget.*) on
+// diff against base exactly as a gate run does, with no worktree and no
+// command. It returns the change set and the first broken rule with its
+// reason, or "" when the diff is within the card.
+func Static(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, base string, diff []byte) (*patch.ChangeSet, string, string, error) {
+	g := &gateRun{o: Options{Repo: repo, Card: c, CardPath: cardPath, Diff: diff}, v: &Verdict{}, base: base, probed: true}
+	err := g.diffRules(ctx)
+	if err == nil {
+		err = g.budgetRules(ctx)
+	}
+	switch {
+	case errors.Is(err, errStop):
+		return g.cs, g.v.Failed(), g.v.Reason, nil
+	case err != nil:
+		return nil, "", "", err
+	}
+	return g.cs, "", "", nil
 }
 
 // sandboxReport probes this machine's sandbox layers the first time a rule
