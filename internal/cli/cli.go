@@ -63,11 +63,6 @@ func init() {
 // Main runs failpass with args (without the program name) and returns the
 // exit code. It is the only place errors become exit codes.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	// A helper re-exec of this binary (the sandbox's inner half) takes over
-	// before any flag parsing.
-	if code, ok := runHelper(args); ok {
-		return code
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}

@@ -14,14 +14,6 @@ import (
 	"github.com/failpass/failpass/internal/sandbox"
 )
 
-// init lets this test binary double as the sandbox helper, as the failpass
-// binary does (an init rather than TestMain, which run_test.go may own).
-func init() {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
-		os.Exit(sandbox.Main(os.Args[2:]))
-	}
-}
-
 // sandboxWorktree makes a real repository with a linked worktree inside
 // its common dir, as the gate lays out its worktrees.
 func sandboxWorktree(t *testing.T, files map[string]string) string {

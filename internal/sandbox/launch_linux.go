@@ -17,8 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// helperArgv0 is the program name the helper re-exec carries. The failpass
-// binary ignores it; the test binary of cmd/failpass dispatches on it.
+// helperArgv0 is the program name the helper re-exec carries; the
+// helper is recognized by HelperArg alone (see dispatch.go).
 const helperArgv0 = "failpass"
 
 // nsFlags are the namespaces every contained command gets.
@@ -55,9 +55,9 @@ type caps struct {
 	userns     bool
 	landlock   bool
 	mem, pids  *cgroupParent
-	// noHelper says the running binary did not answer as the helper:
-	// it does not dispatch HelperArg to Main. Prepare then refuses,
-	// rather than re-execute a program with arguments it does not know.
+	// noHelper says the running binary did not answer as the helper
+	// (/proc/self/exe could not be executed, or it gave no status).
+	// Prepare then refuses rather than run the command uncontained.
 	noHelper error
 }
 
@@ -289,7 +289,7 @@ type Prepared struct {
 func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 	c := probe()
 	if c.noHelper != nil {
-		return nil, &Error{Step: "helper", Err: "this program cannot run the sandbox helper (it must call sandbox.Main when its first argument is " + HelperArg + "): " + c.noHelper.Error()}
+		return nil, &Error{Step: "helper", Err: "this program cannot run the sandbox helper: " + c.noHelper.Error()}
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {

@@ -16,15 +16,6 @@ import (
 	"time"
 )
 
-// TestMain lets the test binary double as the helper: Launch re-executes
-// /proc/self/exe with HelperArg, exactly as the failpass binary does.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == HelperArg {
-		os.Exit(Main(os.Args[2:]))
-	}
-	os.Exit(m.Run())
-}
-
 // testRepo makes a real repository with one commit and a linked worktree
 // under its common dir, laid out as failpass lays out its own worktrees.
 // It returns the worktree's top folder.

@@ -1,0 +1,18 @@
+package sandbox
+
+import "os"
+
+// A process started as `failpass __sandbox-exec CONFIG` is the helper, and
+// it becomes the helper here, in this package's init, rather than in main.
+// Go initializes every package a package imports before the package
+// itself, so everything Main uses is ready; what it does not use (the card
+// parser, the model client, the loop, net/http) is never initialized in
+// the helper process. Each contained command starts one helper, so this
+// is most of the start-up cost the sandbox adds per command. Any binary
+// that links this package (failpass, and the test binaries of the
+// packages that launch helpers) answers as the helper the same way.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == HelperArg {
+		os.Exit(Main(os.Args[2:]))
+	}
+}
