@@ -451,15 +451,22 @@ func (g *gateRun) sandboxReport() sandbox.Report {
 }
 
 func (g *gateRun) dynamicRules(ctx context.Context) error {
-	g.sandboxReport() // commands run from here on: the verdict says how
 	if g.batch != nil {
+		g.sandboxReport() // commands run from here on: the verdict says how
 		return g.batch.dynamicRules(ctx, g)
+	}
+	if !g.probed {
+		// The probe starts a helper process of its own; it needs nothing
+		// from the worktree, so it runs while git checks that out.
+		// sandboxReport below waits for it (sandbox.Probe runs once).
+		go sandbox.Probe()
 	}
 	wt, err := worktree.Add(ctx, g.o.Repo, g.base)
 	if err != nil {
 		return err
 	}
 	g.wt = wt
+	g.sandboxReport() // commands run from here on: the verdict says how
 	if g.o.LogDir == "" {
 		if g.o.LogDir, err = NewLogDir(g.o.Repo); err != nil {
 			wt.Remove(context.WithoutCancel(ctx))

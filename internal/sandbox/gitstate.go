@@ -55,6 +55,14 @@ func SnapshotGit(gitDir, commonDir string) (*GitSnapshot, error) {
 	return s, nil
 }
 
+// sampleHook says p is one of the hooks/*.sample files git init writes.
+// Git never runs a hook by that name, so its content cannot matter; a
+// hook that links to one is hashed through the link (hashGitFile). The
+// listing of the folder still catches a sample renamed into a hook.
+func sampleHook(p string) bool {
+	return strings.HasSuffix(p, ".sample") && filepath.Base(filepath.Dir(p)) == "hooks"
+}
+
 func uniq(a, b string) []string {
 	if a == b {
 		return []string{a}
@@ -82,11 +90,24 @@ func hashGitFile(p string) (string, error) {
 	case fi.IsDir():
 		return "dir", nil
 	case fi.Mode()&fs.ModeSymlink != 0:
+		// What runs is the file the link leads to: hash that too.
 		t, _ := os.Readlink(p)
-		return "symlink:" + t, nil
+		to, err := os.Stat(p)
+		if err != nil || !to.Mode().IsRegular() {
+			return "symlink:" + t, nil
+		}
+		h, err := hashContent(p, to)
+		return "symlink:" + t + ":" + h, err
 	case !fi.Mode().IsRegular():
 		return "special:" + fi.Mode().String(), nil
+	case sampleHook(p):
+		return "sample", nil
 	}
+	return hashContent(p, fi)
+}
+
+// hashContent hashes the regular file p, whose mode and size are fi's.
+func hashContent(p string, fi fs.FileInfo) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", fmt.Errorf("sandbox: %w", err)

@@ -367,6 +367,66 @@ func TestGitConfigChangeIsIntegrityFailure(t *testing.T) {
 	}
 }
 
+// Each way a command could make git run a program later is caught, and a
+// change git never acts on (a sample hook's text) is not.
+func TestGitSnapshotChanges(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prepare func(hooks string) // before the snapshot
+		change  func(hooks string) // what the "command" does
+		want    []string           // changed paths, relative to hooks
+	}{
+		{"sample renamed into a hook", nil,
+			func(h string) { os.Rename(filepath.Join(h, "pre-commit.sample"), filepath.Join(h, "pre-commit")) },
+			[]string{"pre-commit", "pre-commit.sample"}},
+		{"hook planted", nil,
+			func(h string) { os.WriteFile(filepath.Join(h, "post-checkout"), []byte("#!/bin/sh\n"), 0o755) },
+			[]string{"post-checkout"}},
+		{"hook's link target rewritten",
+			func(h string) { os.Symlink("pre-commit.sample", filepath.Join(h, "pre-commit")) },
+			func(h string) { os.WriteFile(filepath.Join(h, "pre-commit.sample"), []byte("#!/bin/sh\ntouch /tmp/x\n"), 0o755) },
+			[]string{"pre-commit"}},
+		{"sample text edited", nil,
+			func(h string) { os.WriteFile(filepath.Join(h, "pre-commit.sample"), []byte("#!/bin/sh\n# edited\n"), 0o755) },
+			nil},
+		{"sample's mode changed", nil,
+			func(h string) { os.Chmod(filepath.Join(h, "pre-push.sample"), 0o700) },
+			nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, wt := testRepo(t, nil)
+			gp, err := findGitPaths(wt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hooks := filepath.Join(gp.commonDir, "hooks")
+			if _, err := os.Stat(filepath.Join(hooks, "pre-commit.sample")); err != nil {
+				t.Skipf("git init wrote no sample hooks here: %v", err)
+			}
+			if tc.prepare != nil {
+				tc.prepare(hooks)
+			}
+			s, err := SnapshotGit(gp.gitDir, gp.commonDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.change(hooks)
+			err = s.Check()
+			var got []string
+			if ie, ok := err.(*IntegrityError); ok {
+				for _, p := range ie.Changed {
+					got = append(got, strings.TrimPrefix(p, hooks+string(filepath.Separator)))
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Check() after %s: changed %q, want %q", tc.name, got, tc.want)
+			}
+		})
+	}
+}
+
 // An executable `go` planted in the worktree is never run for argv
 // ["go", ...], even when the card's PATH names the worktree.
 func TestPlantedArgv0NotRun(t *testing.T) {
