@@ -12,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -150,8 +148,10 @@ func (h *helper) applyAll() *Error {
 	if c.Landlock {
 		run(FeatLandlock, "landlock", func() error { return h.landlock() })
 	}
+	// Like the capability bounding set, no_new_privs belongs to the
+	// thread the command is forked from.
 	run(FeatNoNewPrivs, "no_new_privs", func() error {
-		return llsys.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	})
 	run(FeatNoCaps, "drop capabilities", dropCapabilities)
 	return err
@@ -339,9 +339,9 @@ func setRlimits(l Limits) error {
 // landlockDevices are the device files a command may read and write.
 var landlockDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
 
-// landlock restricts the helper, and so the command it starts, to
-// reading (and executing from) the system, toolchain and git folders and
-// writing only the worktree, the caches and the private temp folders.
+// landlock restricts the helper's thread, and so the command it starts,
+// to reading (and executing from) the system, toolchain and git folders
+// and writing only the worktree, the caches and the private temp folders.
 // Landlock's network rules are not used: they would also block the
 // command's own loopback, and the network namespace already isolates it.
 func (h *helper) landlock() error {
@@ -350,26 +350,7 @@ func (h *helper) landlock() error {
 	if c.Namespaces {
 		rw = append(rw, "/tmp", "/dev/shm")
 	}
-	// A rule with folder rights on a file is refused: split them.
-	var roDirs, roFiles []string
-	for _, p := range c.Readable {
-		fi, err := os.Stat(p)
-		switch {
-		case err != nil:
-			continue // missing (or unreadable): nothing to allow
-		case fi.IsDir():
-			roDirs = append(roDirs, p)
-		default:
-			roFiles = append(roFiles, p)
-		}
-	}
-	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}
-	return cfg.BestEffort().Restrict(
-		landlock.RODirs(roDirs...).IgnoreIfMissing(),
-		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
-		landlock.RWDirs(rw...).WithRefer().IgnoreIfMissing(),
-		landlock.RWFiles(landlockDevices...).WithIoctlDev().IgnoreIfMissing(),
-	)
+	return restrictThread(landlockRules{read: c.Readable, write: rw, devices: landlockDevices})
 }
 
 // dropCapabilities empties the capability bounding set and the ambient

@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -85,13 +84,14 @@ func doProbe() *caps {
 	have := map[Feature]bool{FeatEnv: true, FeatArgv0: true}
 	why := map[Feature]string{}
 
-	if abi, err := llsys.LandlockGetABIVersion(); err == nil && abi >= 1 {
+	switch abi, err := landlockABI(); {
+	case err != nil:
+		why[FeatLandlock] = "landlock unavailable: " + err.Error()
+	case abi < minLandlockABI:
+		why[FeatLandlock] = fmt.Sprintf("landlock ABI %d cannot allow a rename between folders (ABI %d can)", abi, minLandlockABI)
+	default:
 		c.landlock = true
 		c.report.Landlock = abi
-	} else if err != nil {
-		why[FeatLandlock] = "landlock unavailable: " + err.Error()
-	} else {
-		why[FeatLandlock] = "landlock unavailable"
 	}
 
 	mem, pids, err := findCgroupParents()

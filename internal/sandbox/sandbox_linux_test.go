@@ -384,10 +384,14 @@ func TestGitSnapshotChanges(t *testing.T) {
 			[]string{"post-checkout"}},
 		{"hook's link target rewritten",
 			func(h string) { os.Symlink("pre-commit.sample", filepath.Join(h, "pre-commit")) },
-			func(h string) { os.WriteFile(filepath.Join(h, "pre-commit.sample"), []byte("#!/bin/sh\ntouch /tmp/x\n"), 0o755) },
+			func(h string) {
+				os.WriteFile(filepath.Join(h, "pre-commit.sample"), []byte("#!/bin/sh\ntouch /tmp/x\n"), 0o755)
+			},
 			[]string{"pre-commit"}},
 		{"sample text edited", nil,
-			func(h string) { os.WriteFile(filepath.Join(h, "pre-commit.sample"), []byte("#!/bin/sh\n# edited\n"), 0o755) },
+			func(h string) {
+				os.WriteFile(filepath.Join(h, "pre-commit.sample"), []byte("#!/bin/sh\n# edited\n"), 0o755)
+			},
 			nil},
 		{"sample's mode changed", nil,
 			func(h string) { os.Chmod(filepath.Join(h, "pre-push.sample"), 0o700) },

@@ -1,0 +1,150 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Landlock, straight from the three system calls. The helper restricts
+// only its own locked thread, the one it forks the command from: a
+// Landlock domain, like no_new_privs and the capability bounding set,
+// belongs to a thread and passes to the children it starts. Restricting
+// every thread of a Go process would need a signal round to each of them
+// (libpsx, which also makes the binary link C); the command gains nothing
+// from it.
+
+// Access rights, grouped as the rules grant them.
+const (
+	llRead = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+	// llWrite is every right that creates, changes or removes something,
+	// renames and links across folders (refer) included.
+	llWrite = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SOCK | unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM | unix.LANDLOCK_ACCESS_FS_REFER | unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	// llFileOnly are the rights a rule on a file (not a folder) may carry.
+	llFileOnly = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
+		unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	// llDevice is what a command may do with the harmless device files.
+	llDevice = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+)
+
+// minLandlockABI is the oldest Landlock failpass uses. ABI 1 cannot allow
+// a rename or link between folders at all (refer came with ABI 2), which
+// breaks ordinary builds; such a kernel reports the layer missing.
+const minLandlockABI = 2
+
+// landlockABI asks the kernel which Landlock ABI it speaks (0: none).
+func landlockABI() (int, error) {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(v), nil
+}
+
+// handledFS is every filesystem right the kernel's ABI knows: each is
+// denied unless a rule grants it.
+func handledFS(abi int) uint64 {
+	h := uint64(llRead | llWrite | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
+	if abi < 3 {
+		h &^= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	}
+	if abi < 5 {
+		h &^= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	}
+	return h
+}
+
+// scopes keeps the command from signalling, or connecting to an abstract
+// unix socket of, any process outside its own domain (ABI 6).
+func scopes(abi int) uint64 {
+	if abi < 6 {
+		return 0
+	}
+	return unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
+}
+
+// landlockRules are the paths a command may use, by the access it gets.
+type landlockRules struct {
+	read    []string // read and execute: folders or files
+	write   []string // read, execute and change anything below
+	devices []string // read, write and ioctl on these device files
+}
+
+// restrictThread confines the calling thread (and every process it
+// starts afterwards) to rules. A path that does not exist is skipped. It
+// sets no_new_privs on the thread, which Landlock requires.
+func restrictThread(rules landlockRules) error {
+	abi, err := landlockABI()
+	if err != nil {
+		return fmt.Errorf("landlock unavailable: %w", err)
+	}
+	if abi < minLandlockABI {
+		return fmt.Errorf("landlock ABI %d is older than %d", abi, minLandlockABI)
+	}
+	handled := handledFS(abi)
+	// The first three fields are all failpass sets; the kernel takes a
+	// shorter structure from older callers.
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled, Scoped: scopes(abi)}
+	size := unsafe.Offsetof(attr.Scoped) + unsafe.Sizeof(attr.Scoped)
+	if abi < 6 {
+		size = unsafe.Offsetof(attr.Handled_access_net) + unsafe.Sizeof(attr.Handled_access_net)
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
+	if errno != 0 {
+		return fmt.Errorf("landlock_create_ruleset: %w", errno)
+	}
+	defer unix.Close(int(fd))
+	for _, g := range []struct {
+		paths  []string
+		access uint64
+	}{
+		{rules.read, llRead},
+		{rules.write, llRead | llWrite},
+		{rules.devices, llDevice},
+	} {
+		for _, p := range g.paths {
+			if err := addPathRule(int(fd), p, g.access&handled); err != nil {
+				return err
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
+		return fmt.Errorf("landlock_restrict_self: %w", errno)
+	}
+	return nil
+}
+
+// addPathRule grants access below path (on a file: the file rights of
+// access). A missing path needs no rule.
+func addPathRule(ruleset int, path string, access uint64) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("landlock: %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("landlock: %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		access &= llFileOnly
+	}
+	rule := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
+	if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH,
+		uintptr(unsafe.Pointer(&rule)), 0, 0, 0); errno != 0 {
+		return fmt.Errorf("landlock: rule for %s: %w", path, errno)
+	}
+	return nil
+}
