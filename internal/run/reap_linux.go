@@ -1,6 +1,8 @@
 package run
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -120,8 +122,37 @@ type procStat struct {
 	state           byte
 }
 
-// children lists the processes whose parent is ppid.
+// children lists the processes whose parent is ppid (this process).
+// Each thread's /proc children file names them directly; a kernel
+// without those files costs a scan of every process.
 func children(ppid int) []procStat {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(ppid) + "/task")
+	if err == nil {
+		var out []procStat
+		found := true
+		for _, t := range tasks {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/task/" + t.Name() + "/children")
+			if errors.Is(err, fs.ErrNotExist) && t.Name() == strconv.Itoa(ppid) {
+				found = false // no children files at all (CONFIG_PROC_CHILDREN off)
+				break
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					if p, ok := readStat(pid); ok && p.ppid == ppid {
+						out = append(out, p)
+					}
+				}
+			}
+		}
+		if found {
+			return out
+		}
+	}
+	return scanChildren(ppid)
+}
+
+// scanChildren is children by reading every process's stat.
+func scanChildren(ppid int) []procStat {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
