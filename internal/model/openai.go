@@ -1,18 +1,19 @@
 package model
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
+	"github.com/failpass/failpass/internal/version"
 )
 
 // defaultBaseURL is used when neither --base-url nor OPENAI_BASE_URL is set.
@@ -21,16 +22,21 @@ const defaultBaseURL = "https://api.openai.com/v1/"
 // maxErrorText bounds how much of an endpoint's error message is repeated.
 const maxErrorText = 200
 
-// openAIAdapter calls an OpenAI-compatible chat-completions endpoint through
-// openai-go. The client is built without the SDK's environment defaults:
-// failpass reads its own variables (through Options.Getenv), so a stray
-// OPENAI_ORG_ID or OPENAI_CUSTOM_HEADERS in the tool's environment cannot
-// reach the endpoint.
+// openAIAdapter calls an OpenAI-compatible chat-completions endpoint with
+// net/http: one POST, a small JSON body, a small decoded reply.
+//
+// Design note: this replaced github.com/openai/openai-go, used for this one
+// call, which made the binary nearly three times larger and cost every failpass
+// start (and every sandboxed re-execution) milliseconds of package init.
+// The adapter sends exactly the headers below and reads only its own
+// variables (through Options.Getenv), so a stray OPENAI_ORG_ID or
+// OPENAI_CUSTOM_HEADERS in the tool's environment cannot reach the endpoint.
 type openAIAdapter struct {
 	model   string
-	baseURL string
+	baseURL string // ends in "/"
 	key     string
 	opts    Options
+	client  *http.Client
 }
 
 func newOpenAI(modelName string, opts Options) (*openAIAdapter, error) {
@@ -59,7 +65,17 @@ func newOpenAI(modelName string, opts Options) (*openAIAdapter, error) {
 		return nil, &ConfigError{Msg: fmt.Sprintf("no API key: $%s is empty", opts.KeyEnv),
 			Hint: fmt.Sprintf("export %s=... (or name another variable with --key-env)", opts.KeyEnv)}
 	}
-	return &openAIAdapter{model: modelName, baseURL: base, key: key, opts: opts}, nil
+	if strings.ContainsFunc(key, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		// net/http would refuse the header on every attempt; say why once.
+		return nil, &ConfigError{Msg: fmt.Sprintf("API key in $%s contains a control character (a trailing newline?)", opts.KeyEnv),
+			Hint: fmt.Sprintf("export %s without the newline, e.g. %s=$(tr -d '\\n' < keyfile)", opts.KeyEnv, opts.KeyEnv)}
+	}
+	client := &http.Client{
+		// An API endpoint does not redirect; following one could carry the
+		// request body (and, on the same host, the key) somewhere else.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &openAIAdapter{model: modelName, baseURL: base, key: key, opts: opts, client: client}, nil
 }
 
 // ConfigError is an adapter that cannot be set up: no key, a bad URL.
@@ -78,69 +94,55 @@ func (e *ConfigError) Hints() []string {
 	return []string{e.Hint}
 }
 
-// boundedTransport refuses response bodies over max bytes. It sits under
-// the SDK, so no layer above ever holds more than max bytes of a reply.
-type boundedTransport struct {
-	next     http.RoundTripper
-	max      int64
-	mu       sync.Mutex
-	oversize bool
-	attempts int
-	status   int
+// chatRequest is the body of POST {base}chat/completions: only the fields
+// failpass sets.
+type chatRequest struct {
+	Model          string          `json:"model"`
+	Messages       []chatMessage   `json:"messages"`
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
 }
 
-func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	t.mu.Lock()
-	t.attempts++
-	t.mu.Unlock()
-	res, err := t.next.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	t.mu.Lock()
-	t.status = res.StatusCode
-	t.mu.Unlock()
-	// An oversize reply is an answer, not a transport failure: returning
-	// an error here would make the SDK retry it. The body fails on read
-	// instead (at once when Content-Length already says too much).
-	left := t.max
-	if res.ContentLength > t.max {
-		left = -1
-	}
-	res.Body = &boundedBody{rc: res.Body, left: left, t: t}
-	return res, nil
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }
 
-func (t *boundedTransport) markOversize() {
-	t.mu.Lock()
-	t.oversize = true
-	t.mu.Unlock()
+type responseFormat struct {
+	Type string `json:"type"`
 }
 
-type boundedBody struct {
-	rc   io.ReadCloser
-	left int64
-	t    *boundedTransport
+// chatResponse is the part of a chat completion failpass reads. Unknown
+// fields are ignored, so an endpoint's extensions do not break the call.
+type chatResponse struct {
+	Choices []struct {
+		FinishReason string `json:"finish_reason"`
+		Message      struct {
+			Content string `json:"content"`
+			Refusal string `json:"refusal"`
+		} `json:"message"`
+	} `json:"choices"`
 }
 
-func (b *boundedBody) Read(p []byte) (int, error) {
-	if b.left < 0 {
-		b.t.markOversize()
-		return 0, &OversizeError{What: "model reply", Limit: b.t.max}
-	}
-	if int64(len(p)) > b.left+1 {
-		p = p[:b.left+1]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	if b.left < 0 {
-		b.t.markOversize()
-		return 0, &OversizeError{What: "model reply", Limit: b.t.max}
-	}
-	return n, err
+// exchange is what one HTTP attempt ended with.
+type exchange struct {
+	status   int         // 0 when no response arrived
+	header   http.Header // the response's, for Retry-After
+	body     []byte      // at most MaxReply bytes
+	err      error       // the request or the body read failed
+	timedOut bool        // the per-attempt timeout (or the call's deadline) hit
+	oversize bool        // the reply is over MaxReply: never retried
 }
 
-func (b *boundedBody) Close() error { return b.rc.Close() }
+// retryable reports whether another attempt may fare better.
+func (r *exchange) retryable() bool {
+	if r.oversize {
+		return false
+	}
+	if r.err != nil {
+		return true // connection refused or reset, per-attempt timeout
+	}
+	return retryableStatus(r.status)
+}
 
 // Call sends one chat completion for role and returns the reply text.
 func (a *openAIAdapter) Call(ctx context.Context, role Role, request []byte, workdir string) ([]byte, error) {
@@ -151,64 +153,71 @@ func (a *openAIAdapter) Call(ctx context.Context, role Role, request []byte, wor
 	if err != nil {
 		return nil, err
 	}
-	tr := &boundedTransport{next: http.DefaultTransport, max: a.opts.MaxReply}
-	svc := openai.NewChatCompletionService(
-		option.WithBaseURL(a.baseURL),
-		option.WithAPIKey(a.key),
-		option.WithHTTPClient(&http.Client{Transport: tr}),
-		option.WithMaxRetries(a.opts.Retries),
-		option.WithMaxRetryDelay(8*time.Second),
-		option.WithRequestTimeout(a.opts.Timeout),
-	)
-	msgs := []openai.ChatCompletionMessageParamUnion{}
+	cr := chatRequest{Model: a.model}
 	if p.System != "" {
-		msgs = append(msgs, openai.SystemMessage(p.System))
+		cr.Messages = append(cr.Messages, chatMessage{Role: "system", Content: p.System})
 	}
-	msgs = append(msgs, openai.UserMessage(p.User))
-	params := openai.ChatCompletionNewParams{
-		Model:    a.model,
-		Messages: msgs,
-	}
+	cr.Messages = append(cr.Messages, chatMessage{Role: "user", Content: p.User})
 	if p.JSON {
-		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONObject: &openai.ResponseFormatJSONObjectParam{},
-		}
+		cr.ResponseFormat = &responseFormat{Type: "json_object"}
+	}
+	body, err := json.Marshal(cr)
+	if err != nil {
+		return nil, fmt.Errorf("model: encoding the chat request: %w", err)
 	}
 	// The whole call, retries and backoff included, has a deadline too, so
 	// a storm of slow failures cannot hold the tool longer than this.
-	overall := a.opts.Timeout*time.Duration(a.opts.Retries+1) + 8*time.Second*time.Duration(a.opts.Retries)
+	overall := a.opts.Timeout*time.Duration(a.opts.Retries+1) + backoffCap*time.Duration(a.opts.Retries)
 	cctx, cancel := context.WithTimeout(ctx, overall)
 	defer cancel()
-	res, err := svc.New(cctx, params)
-	tr.mu.Lock()
-	attempts, status, oversize := tr.attempts, tr.status, tr.oversize
-	tr.mu.Unlock()
 	spec := "openai/" + a.model
-	if oversize {
-		return nil, &OversizeError{What: spec + " reply", Limit: a.opts.MaxReply}
+
+	var last exchange
+	status, attempts := 0, 0
+	for {
+		attempts++
+		last = a.send(cctx, body)
+		if last.status != 0 {
+			status = last.status
+		}
+		if last.oversize {
+			return nil, &OversizeError{What: spec + " reply", Limit: a.opts.MaxReply}
+		}
+		if last.err == nil && last.status/100 == 2 {
+			break
+		}
+		if attempts > a.opts.Retries || !last.retryable() ||
+			!sleep(cctx, retryWait(attempts-1, last.header, time.Now(), rand.Float64())) {
+			break
+		}
 	}
-	if err != nil {
+
+	if last.err != nil || last.status/100 != 2 {
 		ae := &AdapterError{Spec: spec, Role: role, Exit: -1, Status: status}
-		var apiErr *openai.Error
 		switch {
-		case errors.As(err, &apiErr):
-			ae.Status = apiErr.StatusCode
-			ae.Reason = fmt.Sprintf("HTTP %d after %d attempt(s)", apiErr.StatusCode, attempts)
-			if m := strings.TrimSpace(apiErr.Message); m != "" {
-				ae.Reason += ": " + clip(m, maxErrorText)
-			}
-		case errors.Is(err, context.DeadlineExceeded) || cctx.Err() != nil:
+		case errors.Is(ctx.Err(), context.Canceled):
+			ae.Reason = fmt.Sprintf("cancelled after %d attempt(s)", attempts)
+		case last.timedOut || cctx.Err() != nil:
 			ae.TimedOut = true
 			ae.Reason = fmt.Sprintf("timed out after %d attempt(s) (timeout %s each)", attempts, a.opts.Timeout)
+		case last.err != nil:
+			ae.Reason = fmt.Sprintf("request failed after %d attempt(s): %s", attempts, clip(last.err.Error(), maxErrorText))
 		default:
-			ae.TimedOut = errors.Is(err, context.DeadlineExceeded)
-			ae.Reason = fmt.Sprintf("request failed after %d attempt(s): %s", attempts, clip(err.Error(), maxErrorText))
+			ae.Reason = fmt.Sprintf("HTTP %d after %d attempt(s)", last.status, attempts)
+			if m := errorMessage(last); m != "" {
+				ae.Reason += ": " + clip(m, maxErrorText)
+			}
 		}
 		ae.Reason = a.redact(ae.Reason)
-		if ctx.Err() != nil {
-			ae.Err = ctx.Err()
-		}
+		ae.Err = ctx.Err()
 		return nil, ae
+	}
+
+	var res chatResponse
+	if err := json.Unmarshal(last.body, &res); err != nil {
+		return nil, &AdapterError{Spec: spec, Role: role, Exit: -1, Status: status,
+			Reason: fmt.Sprintf("HTTP %d after %d attempt(s), but the endpoint's reply is not a chat completion: %s",
+				status, attempts, clip(a.redact(err.Error()), maxErrorText))}
 	}
 	if len(res.Choices) == 0 {
 		return nil, refuse(role, "the endpoint returned no choices")
@@ -225,6 +234,98 @@ func (a *openAIAdapter) Call(ctx context.Context, role Role, request []byte, wor
 		return nil, &OversizeError{What: spec + " reply", Limit: a.opts.MaxReply}
 	}
 	return out, nil
+}
+
+// send makes one POST under the per-attempt timeout, reading at most
+// MaxReply bytes of the reply. The timeout covers the body too: a server
+// that trickles its reply is as slow as one that never answers.
+func (a *openAIAdapter) send(ctx context.Context, body []byte) exchange {
+	actx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	failed := func(err error) exchange {
+		return exchange{err: err, timedOut: errors.Is(actx.Err(), context.DeadlineExceeded)}
+	}
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, a.baseURL+"chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return failed(err)
+	}
+	// Exactly these headers: nothing of the tool's environment (an
+	// organisation, a project, custom headers) reaches the endpoint.
+	req.Header = http.Header{
+		"Authorization": {"Bearer " + a.key},
+		"Content-Type":  {"application/json"},
+		"Accept":        {"application/json"},
+		"User-Agent":    {userAgent()},
+	}
+	res, err := a.client.Do(req)
+	if err != nil {
+		return failed(err)
+	}
+	defer res.Body.Close()
+	r := exchange{status: res.StatusCode, header: res.Header}
+	// Content-Length already saying too much fails before a byte is read.
+	if res.ContentLength > a.opts.MaxReply {
+		r.oversize = true
+		return r
+	}
+	r.body, err = io.ReadAll(io.LimitReader(res.Body, a.opts.MaxReply+1))
+	if int64(len(r.body)) > a.opts.MaxReply {
+		r.body, r.oversize = nil, true
+		return r
+	}
+	if err != nil {
+		// A reply cut short is a connection failure, worth a retry; the
+		// status stays known for the error message.
+		r.err, r.timedOut = err, errors.Is(actx.Err(), context.DeadlineExceeded)
+	}
+	return r
+}
+
+// errorMessage is the endpoint's own words for a failed attempt:
+// {"error":{"message":...}} as OpenAI writes it, {"error":"..."} as some
+// compatible servers do, or where a redirect points. Anything else says
+// nothing: the status is the message.
+func errorMessage(r exchange) string {
+	if r.status/100 == 3 {
+		if loc := r.header.Get("Location"); loc != "" {
+			return "the endpoint redirects to " + loc + " (set the base URL to where it points)"
+		}
+	}
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(r.body, &e) != nil || len(e.Error) == 0 {
+		return ""
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(e.Error, &obj) == nil {
+		return strings.TrimSpace(obj.Message)
+	}
+	var s string
+	if json.Unmarshal(e.Error, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	return ""
+}
+
+// sleep waits for d, or until ctx is done; it reports whether the wait ran
+// its course.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// userAgent names failpass and its version to the endpoint.
+func userAgent() string {
+	return "failpass/" + strings.TrimPrefix(version.String(), "failpass ")
 }
 
 // redact removes the API key from text that may reach a log, an error or

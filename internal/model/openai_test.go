@@ -24,6 +24,7 @@ type fakeEndpoint struct {
 	steps []func(w http.ResponseWriter, r *http.Request)
 	calls int
 	auth  []string
+	hdrs  []http.Header
 	reqs  []map[string]any
 }
 
@@ -37,6 +38,7 @@ func newFake(t *testing.T, steps ...func(w http.ResponseWriter, r *http.Request)
 		i := f.calls
 		f.calls++
 		f.auth = append(f.auth, r.Header.Get("Authorization"))
+		f.hdrs = append(f.hdrs, r.Header.Clone())
 		f.reqs = append(f.reqs, req)
 		if i >= len(f.steps) {
 			i = len(f.steps) - 1
@@ -132,7 +134,41 @@ func TestOpenAIDraft(t *testing.T) {
 			w.Header().Set("Content-Length", "100000")
 			w.Write([]byte(strings.Repeat(" ", 100000)))
 		}), opts: Options{MaxReply: 1024}, fail: "larger than 1024 bytes", calls: 1},
+		{name: "oversized error body is not retried", steps: steps(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(500)
+			w.Write([]byte(strings.Repeat("e", 4096)))
+		}), opts: Options{MaxReply: 1024}, fail: "larger than 1024 bytes", calls: 1},
 		{name: "429 then success", steps: steps(status(429), reply(goodDiff)), diff: goodDiff, calls: 2},
+		{name: "408 and 409 then success", steps: steps(status(408), status(409), reply(goodDiff)), diff: goodDiff, calls: 3},
+		{name: "slow attempt times out and is retried", steps: steps(hang, reply(goodDiff)), opts: Options{Timeout: 200 * time.Millisecond}, diff: goodDiff, calls: 2},
+		{name: "slow body times out", steps: steps(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(200)
+			fmt.Fprint(w, `{"choices":`)
+			w.(http.Flusher).Flush()
+			hang(w, r)
+		}), opts: Options{Timeout: 200 * time.Millisecond, Retries: -1}, fail: "timed out after 1 attempt(s)", calls: 1},
+		{name: "non-JSON 200 body", steps: steps(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<html>welcome to the proxy</html>")
+		}), fail: "not a chat completion", calls: 1},
+		{name: "no choices", steps: steps(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `{"id":"x","choices":[]}`)
+		}), refuse: "no choices", calls: 1},
+		{name: "model refusal", steps: steps(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `{"choices":[{"finish_reason":"stop","message":{"role":"assistant","content":null,"refusal":"I cannot help with that."}}]}`)
+		}), refuse: "declined: I cannot help", calls: 1},
+		{name: "redirect is not followed", steps: steps(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://elsewhere.example/v1/chat/completions", http.StatusTemporaryRedirect)
+		}), fail: "HTTP 307 after 1 attempt(s): the endpoint redirects to https://elsewhere.example/", calls: 1},
+		{name: "error as a plain string", steps: steps(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(404)
+			fmt.Fprint(w, `{"error":"model 'fake-model' not found"}`)
+		}), fail: "HTTP 404 after 1 attempt(s): model 'fake-model' not found", calls: 1},
+		{name: "error without JSON", steps: steps(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(403)
+			fmt.Fprint(w, "<html>forbidden</html>")
+		}), fail: "HTTP 403 after 1 attempt(s)", calls: 1},
 		{name: "500 storm", steps: steps(status(500)), opts: Options{Retries: 2}, fail: "HTTP 500 after 3 attempt(s)", calls: 3},
 		{name: "400 is not retried", steps: steps(status(400)), fail: "HTTP 400 after 1 attempt(s)", calls: 1},
 		{name: "timeout", steps: steps(hang), opts: Options{Timeout: 200 * time.Millisecond, Retries: -1}, fail: "timed out", calls: 1},
@@ -222,6 +258,7 @@ func TestOpenAIConfig(t *testing.T) {
 		{env: map[string]string{"OPENAI_API_KEY": "k"}, opts: Options{KeyEnv: "MY_KEY"}, want: "no API key: $MY_KEY is empty"},
 		{env: map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "ftp://x"}, want: "not an http(s) URL"},
 		{env: map[string]string{"OPENAI_API_KEY": "k"}, opts: Options{BaseURL: "https://user:pw@example.org/v1"}, want: "carries credentials"},
+		{env: map[string]string{"OPENAI_API_KEY": "sk-1\n"}, want: "contains a control character"},
 		{env: map[string]string{"MY_KEY": "k"}, opts: Options{KeyEnv: "MY_KEY", BaseURL: "http://127.0.0.1:1/v1"}},
 	}
 	for _, tt := range tests {
@@ -282,6 +319,9 @@ func TestOpenAIReviewer(t *testing.T) {
 				t.Errorf("response_format = %v, want json_object", req["response_format"])
 			}
 			msgs := req["messages"].([]any)
+			if len(msgs) != 2 || msgs[0].(map[string]any)["role"] != "system" || msgs[1].(map[string]any)["role"] != "user" {
+				t.Errorf("messages = %v, want the instructions as system, the packet as user", msgs)
+			}
 			user := msgs[len(msgs)-1].(map[string]any)["content"].(string)
 			if !strings.Contains(user, headSHA) || !strings.Contains(user, `"schema_version":"1.0"`) {
 				t.Errorf("reviewer prompt lacks the packet: %q", user)
@@ -333,5 +373,134 @@ func TestOpenAIReviewerNeedsInlineDiff(t *testing.T) {
 	}
 	if f.count() != 0 {
 		t.Fatalf("the endpoint was called %d time(s) for a packet it cannot read", f.count())
+	}
+}
+
+// TestOpenAIHeaders checks the request carries exactly failpass's headers:
+// nothing of the tool's environment reaches the endpoint.
+func TestOpenAIHeaders(t *testing.T) {
+	t.Setenv("OPENAI_ORG_ID", "org-stray")
+	t.Setenv("OPENAI_PROJECT_ID", "proj-stray")
+	t.Setenv("OPENAI_CUSTOM_HEADERS", "X-Stray: 1")
+	f, srv := newFake(t, reply(goodDiff))
+	if _, err := Draft(context.Background(), adapterFor(t, srv, Options{}), draftRequest()); err != nil {
+		t.Fatal(err)
+	}
+	h := f.hdrs[0]
+	want := map[string]string{
+		"Authorization": "Bearer " + testKey,
+		"Content-Type":  "application/json",
+		"Accept":        "application/json",
+	}
+	for k, v := range want {
+		if got := h.Get(k); got != v {
+			t.Errorf("header %s = %q, want %q", k, got, v)
+		}
+	}
+	if ua := h.Get("User-Agent"); !strings.HasPrefix(ua, "failpass/") || strings.ContainsAny(ua, " \t") {
+		t.Errorf("User-Agent = %q, want failpass/<version>", ua)
+	}
+	// What net/http adds on its own is fine; anything else came from
+	// somewhere it should not have.
+	allowed := map[string]bool{"Authorization": true, "Content-Type": true, "Accept": true,
+		"User-Agent": true, "Accept-Encoding": true, "Content-Length": true}
+	for k := range h {
+		if !allowed[k] {
+			t.Errorf("request carries header %s: %q", k, h.Values(k))
+		}
+	}
+}
+
+// TestOpenAIRetryAfter checks a Retry-After hint in seconds sets the wait:
+// longer than the hint, and shorter than the plain backoff (at least
+// 375 ms for the first retry) would be.
+func TestOpenAIRetryAfter(t *testing.T) {
+	hint := func(v string) func(http.ResponseWriter, *http.Request) {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", v)
+			w.WriteHeader(503)
+		}
+	}
+	tests := []struct {
+		name     string
+		header   string
+		min, max time.Duration
+	}{
+		{name: "seconds", header: "0.1", min: 100 * time.Millisecond, max: 370 * time.Millisecond},
+		{name: "HTTP date in the past", header: "Mon, 02 Jan 2006 15:04:05 GMT", min: 0, max: 370 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, srv := newFake(t, hint(tt.header), reply(goodDiff))
+			a := adapterFor(t, srv, Options{})
+			start := time.Now()
+			if _, err := Draft(context.Background(), a, draftRequest()); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took < tt.min || took > tt.max {
+				t.Errorf("Retry-After %q: the call took %v, want between %v and %v", tt.header, took, tt.min, tt.max)
+			}
+			if f.count() != 2 {
+				t.Errorf("endpoint saw %d call(s), want 2", f.count())
+			}
+		})
+	}
+}
+
+// TestOpenAINotRetried checks statuses that will fail the same way again
+// end the call at once, keeping the status.
+func TestOpenAINotRetried(t *testing.T) {
+	for _, code := range []int{400, 401, 403, 404, 422} {
+		f, srv := newFake(t, status(code))
+		_, err := adapterFor(t, srv, Options{Retries: 5}).Call(context.Background(), RoleDrafter, mustJSON(t, draftRequest()), "")
+		var ae *AdapterError
+		if !errors.As(err, &ae) || ae.Status != code || ae.TimedOut {
+			t.Errorf("Call against HTTP %d = %v, want an AdapterError with that status", code, err)
+		}
+		if f.count() != 1 {
+			t.Errorf("Call against HTTP %d: endpoint saw %d call(s), want 1", code, f.count())
+		}
+	}
+}
+
+// TestOpenAICancelDuringBackoff checks a cancelled context ends the call at
+// once, even in the middle of a long wait the server asked for.
+func TestOpenAICancelDuringBackoff(t *testing.T) {
+	first := make(chan struct{}, 1)
+	f, srv := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After-Ms", "5000")
+		w.WriteHeader(503)
+		first <- struct{}{}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-first
+		time.Sleep(50 * time.Millisecond) // the call is in its backoff now
+		cancel()
+	}()
+	start := time.Now()
+	_, err := adapterFor(t, srv, Options{}).Call(ctx, RoleDrafter, mustJSON(t, draftRequest()), "")
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("cancelled call returned after %v, want at once", took)
+	}
+	var ae *AdapterError
+	if !errors.As(err, &ae) || !errors.Is(err, context.Canceled) || !strings.Contains(ae.Reason, "cancelled after 1 attempt(s)") || ae.TimedOut {
+		t.Fatalf("cancelled Call = %v, want an AdapterError wrapping context.Canceled", err)
+	}
+	if f.count() != 1 {
+		t.Errorf("endpoint saw %d call(s), want 1", f.count())
+	}
+}
+
+// TestOpenAIConnectionRefused checks a dead endpoint fails with the cause
+// and the attempt count.
+func TestOpenAIConnectionRefused(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	_, err := adapterFor(t, srv, Options{Retries: -1}).Call(context.Background(), RoleDrafter, mustJSON(t, draftRequest()), "")
+	var ae *AdapterError
+	if !errors.As(err, &ae) || ae.Status != 0 || ae.TimedOut || !strings.Contains(ae.Reason, "request failed after 1 attempt(s)") {
+		t.Fatalf("Call against a closed port = %v, want a request failure", err)
 	}
 }
