@@ -69,15 +69,32 @@ var (
 // re-executes the running binary as the helper in fresh namespaces (which
 // must dispatch HelperArg to Main), asks the kernel for Landlock's ABI,
 // and creates and removes a cgroup. It runs once per process; later calls
-// return the cached answer.
+// return the same answer, and later processes reuse it from the user's
+// cache folder while nothing it depends on changes (probecache_linux.go).
 func Probe() Report {
 	return probe().report
 }
 
 func probe() *caps {
-	probeOnce.Do(func() { probed = doProbe() })
+	probeOnce.Do(func() {
+		key := probeKey()
+		path := probeCachePath(key)
+		if f, ok := cachedProbe(path, key); ok {
+			probed = capsFrom(f)
+			return
+		}
+		probed = doProbe()
+		if probed.noHelper == nil {
+			keepProbe(path, factsOf(probed, key))
+		}
+	})
 	return probed
 }
+
+// namespaceFeatures are the features that exist only inside the helper's
+// fresh namespaces.
+var namespaceFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatGitConfigMasked,
+	FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS}
 
 func doProbe() *caps {
 	c := &caps{}
@@ -126,7 +143,7 @@ func doProbe() *caps {
 	c.userns = os.Geteuid() != 0
 	st, err := runProbeHelper(c.userns, c.mem, c.pids)
 	if err != nil {
-		for _, f := range []Feature{FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS} {
+		for _, f := range append(namespaceFeatures[1:], FeatPrivateTmp) {
 			why[f] = "namespaces unavailable: " + err.Error()
 		}
 		if c.userns {
@@ -280,6 +297,7 @@ type Prepared struct {
 	statusR  *os.File
 	statusW  *os.File
 	config   *os.File
+	finished bool // Finish ran: the helper was started and ended
 	done     bool
 }
 
@@ -475,9 +493,13 @@ func (pr *Prepared) Finish() (Outcome, error) {
 			o.Known, o.Started, o.Exit, o.Signal = true, st.Started, st.Exit, st.Signal
 			if st.Err != "" {
 				o.StartErr = &Error{Step: st.Step, Err: st.Err}
+				if !st.Started && st.Step != "exec" {
+					forgetProbe() // a layer the probe promised failed: probe again next time
+				}
 			}
 		}
 	}
+	pr.finished = true
 	err := pr.Close()
 	if gerr := pr.git.Check(); gerr != nil {
 		return o, gerr
@@ -492,6 +514,9 @@ func (pr *Prepared) Close() error {
 		return nil
 	}
 	pr.done = true
+	if pr.config != nil && !pr.finished {
+		forgetProbe() // launched, but the helper never ran: perhaps the namespaces are gone
+	}
 	var first error
 	for _, cg := range pr.cgroups {
 		if err := cg.remove(); err != nil && first == nil {

@@ -1,0 +1,173 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/failpass/failpass/internal/atomicfile"
+	"golang.org/x/sys/unix"
+)
+
+// The probe costs a helper process in fresh namespaces, and every failpass
+// process that contains a command needs one. What it finds cannot change
+// while the kernel, the binary, the user and the process's cgroups stay
+// the same, so it is kept in the user's cache folder under a key made of
+// exactly those, and reused.
+//
+// A cached answer is safe to be wrong: it only decides which layers the
+// helper is asked to apply, and the helper fails closed on any it cannot
+// (the command does not start; the run is inconclusive, and the cache is
+// forgotten). The report is always derived from the facts, never stored,
+// so an edited cache file cannot claim a layer the helper was not asked
+// for.
+
+// probeFacts is what a probe learned, and all a cached probe keeps.
+type probeFacts struct {
+	Key        string            `json:"key"`
+	Namespaces bool              `json:"namespaces"`
+	Have       []string          `json:"have"`
+	Why        map[string]string `json:"why,omitempty"`
+	Landlock   int               `json:"landlock_abi"`
+}
+
+// probeCacheVersion changes whenever what a probe checks changes.
+const probeCacheVersion = "1"
+
+// probeCachePath is where the probe cached under key lives; "" when
+// there is no cache folder. Each binary (each key) has its own file, so
+// two failpass builds used in turn do not evict each other.
+func probeCachePath(key string) string {
+	dir, err := os.UserCacheDir()
+	if err != nil || !filepath.IsAbs(dir) || len(key) < 16 {
+		return ""
+	}
+	return filepath.Join(dir, "failpass", "sandbox-probe-"+key[:16]+".json")
+}
+
+// probeCacheMaxAge is how long an unused cached probe is kept: the files
+// of old builds and past boots go when a new one is written.
+const probeCacheMaxAge = 7 * 24 * time.Hour
+
+// probeKey names this kernel boot, this binary, this user and this
+// process's cgroups. "" when one of them cannot be read: then nothing is
+// cached.
+func probeKey() string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	var exe unix.Stat_t
+	if err := unix.Stat("/proc/self/exe", &exe); err != nil {
+		return ""
+	}
+	cg, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d:%d\x00%d:%d:%d:%d.%d\x00%s", probeCacheVersion, boot,
+		unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:]), os.Geteuid(), os.Getegid(),
+		exe.Dev, exe.Ino, exe.Size, exe.Mtim.Sec, exe.Mtim.Nsec, cg)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// cachedProbe returns the facts cached under key, if any.
+func cachedProbe(path, key string) (probeFacts, bool) {
+	if path == "" || key == "" {
+		return probeFacts{}, false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 64<<10 {
+		return probeFacts{}, false
+	}
+	var f probeFacts
+	if json.Unmarshal(b, &f) != nil || f.Key != key {
+		return probeFacts{}, false
+	}
+	return f, true
+}
+
+// keepProbe caches f; a cache that cannot be written is no error.
+func keepProbe(path string, f probeFacts) {
+	if path == "" || f.Key == "" {
+		return
+	}
+	b, err := json.Marshal(f)
+	if err != nil || os.MkdirAll(filepath.Dir(path), 0o700) != nil {
+		return
+	}
+	atomicfile.Write(path, b, 0o600)
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "sandbox-probe-*.json"))
+	for _, o := range old {
+		if fi, err := os.Stat(o); err == nil && time.Since(fi.ModTime()) > probeCacheMaxAge {
+			os.Remove(o)
+		}
+	}
+}
+
+// forgetProbe drops this binary's cached probe: a helper failed to apply
+// a layer the cache said this machine has.
+func forgetProbe() {
+	if p := probeCachePath(probeKey()); p != "" {
+		os.Remove(p)
+	}
+}
+
+// factsOf is what c says about this machine.
+func factsOf(c *caps, key string) probeFacts {
+	return probeFacts{Key: key, Namespaces: c.namespaces, Have: c.report.Features, Why: c.report.Why, Landlock: c.report.Landlock}
+}
+
+// capsFrom rebuilds what the probe found from f. The cgroup folders are
+// found again (they are this process's own), never read from the cache.
+func capsFrom(f probeFacts) *caps {
+	have := map[Feature]bool{}
+	for _, s := range f.Have {
+		have[Feature(s)] = true
+	}
+	why := map[Feature]string{}
+	for k, v := range f.Why {
+		why[Feature(k)] = v
+	}
+	c := &caps{namespaces: f.Namespaces, userns: os.Geteuid() != 0}
+	c.landlock = have[FeatLandlock] && f.Landlock >= minLandlockABI
+	if !c.landlock {
+		have[FeatLandlock] = false
+		f.Landlock = 0
+	}
+	if have[FeatCgroupMem] || have[FeatCgroupPids] {
+		mem, pids, err := findCgroupParents()
+		if err != nil {
+			mem, pids = nil, nil
+		}
+		if have[FeatCgroupMem] && mem != nil {
+			c.mem = mem
+		} else if have[FeatCgroupMem] {
+			have[FeatCgroupMem], why[FeatCgroupMem] = false, "memory cgroup no longer found"
+		}
+		if have[FeatCgroupPids] && pids != nil {
+			c.pids = pids
+		} else if have[FeatCgroupPids] {
+			have[FeatCgroupPids], why[FeatCgroupPids] = false, "pids cgroup no longer found"
+		}
+	}
+	if !c.namespaces {
+		for f := range have {
+			if slices.Contains(namespaceFeatures, f) {
+				have[f] = false
+			}
+		}
+	}
+	c.report = reportFor(have, why, f.Landlock)
+	return c
+}
