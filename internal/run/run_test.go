@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,27 +23,6 @@ func marker(t *testing.T) (string, []string) {
 	rand.Read(b)
 	m := "FAILPASS_TEST_MARK=" + hex.EncodeToString(b)
 	return m, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), m}
-}
-
-// marked lists live processes whose environment holds m.
-func marked(m string) []int {
-	var pids []int
-	names, _ := filepath.Glob("/proc/[0-9]*/environ")
-	for _, n := range names {
-		b, err := os.ReadFile(n)
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(b, []byte{0}) {
-			if string(kv) == m {
-				pid, _ := strconv.Atoi(strings.Split(n, "/")[2])
-				if st, ok := readStat(pid); ok && st.state != 'Z' {
-					pids = append(pids, pid)
-				}
-			}
-		}
-	}
-	return pids
 }
 
 // noneLeft fails the test if a process carrying m is still alive.
@@ -389,29 +367,6 @@ func TestResultString(t *testing.T) {
 	}
 }
 
-func TestParseStat(t *testing.T) {
-	tests := []struct {
-		in   string
-		want procStat
-		ok   bool
-	}{
-		{"42 (sleep) S 1 42 42 0 -1", procStat{42, 1, 42, 'S'}, true},
-		{"42 (a) b) c) Z 7 9 9 0", procStat{42, 7, 9, 'Z'}, true},
-		{"42 (x y) R 3 4", procStat{42, 3, 4, 'R'}, true},
-		{"42 (x) R 3", procStat{}, false},
-		{"42 x R 3 4", procStat{}, false},
-		{"42 (x) RR 3 4", procStat{}, false},
-		{"42 (x) R a 4", procStat{}, false},
-		{"", procStat{}, false},
-	}
-	for _, tc := range tests {
-		got, ok := parseStat(42, tc.in)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("parseStat(%q) = %+v, %v; want %+v, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 // FuzzConfine checks the confinement property: whatever the workdir, an
 // accepted one is the root or below it, and a refused one is a typed error.
 func FuzzConfine(f *testing.F) {
@@ -434,17 +389,6 @@ func FuzzConfine(f *testing.F) {
 		}
 		if !within(realRoot, got) {
 			t.Fatalf("confine(%q) = %q, outside %q", wd, got, realRoot)
-		}
-	})
-}
-
-func FuzzParseStat(f *testing.F) {
-	f.Add("42 (sleep) S 1 42 42 0 -1")
-	f.Add("42 (a) b) Z 7 9 9 0")
-	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := parseStat(1, s)
-		if !ok && got != (procStat{}) {
-			t.Fatalf("parseStat(%q) = %+v, false; want no value", s, got)
 		}
 	})
 }
