@@ -66,7 +66,7 @@ func Capture(ctx context.Context, s Spec, stdin []byte, maxOut int64) ([]byte, R
 	cmd.Stderr = errW
 
 	start := time.Now()
-	err = startRegistered(cmd)
+	err = p.start(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {

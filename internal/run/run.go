@@ -139,7 +139,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	start := time.Now()
-	err = startRegistered(cmd)
+	err = p.start(cmd)
 	pw.Close()
 	if err != nil {
 		return p.notStarted(ctx, res, err), nil
@@ -223,6 +223,17 @@ func (p *prepared) command(ctx context.Context, argv []string) *exec.Cmd {
 	p.sb.wrap(cmd, p.path, p.dir)
 	enableReaper()
 	return cmd
+}
+
+// start starts cmd. A contained command's helper is moved into the
+// command's cgroups at once, while it is still starting up (see
+// sandbox.Prepared.Started).
+func (p *prepared) start(cmd *exec.Cmd) error {
+	err := startRegistered(cmd)
+	if err == nil {
+		p.sb.started(cmd.Process.Pid)
+	}
+	return err
 }
 
 // notStarted records a start failure in res and the log, and closes the log.

@@ -72,6 +72,13 @@ func (sb *sandboxRun) finish(res *Result) error {
 	return err
 }
 
+// started tells the sandbox the helper's pid.
+func (sb *sandboxRun) started(pid int) {
+	if sb != nil {
+		sb.pr.Started(pid)
+	}
+}
+
 // close releases the sandbox of a command that never started.
 func (sb *sandboxRun) close() {
 	if sb != nil {

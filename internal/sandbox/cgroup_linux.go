@@ -225,8 +225,19 @@ func (cg *cgroup) remove() error {
 	return err
 }
 
-// joinCgroup moves the calling process into dir ("0" means the writer).
+// joinCgroup moves the calling process into dir ("0" means the writer),
+// unless the tool already did (Prepared.Started). /proc/self/cgroup says
+// where the process is (reading the cgroup's own list of members costs
+// milliseconds on cgroup v1); the folder's name is unique to this
+// command (newCgroup).
 func joinCgroup(dir string) error {
+	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasSuffix(l, "/"+filepath.Base(dir)) {
+				return nil
+			}
+		}
+	}
 	return os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte("0"), 0)
 }
 

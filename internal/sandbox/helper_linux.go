@@ -71,6 +71,16 @@ func Main(args []string) int {
 		return exitSandboxFailed
 	}
 	h := &helper{cfg: cfg, why: map[Feature]string{}}
+	if !cfg.Probe {
+		// os/signal waits for a thread of its own to come up (a
+		// millisecond or so): let that happen while the layers are
+		// applied. runCommand waits for it before the command starts.
+		h.sigs, h.notified = make(chan os.Signal, 8), make(chan struct{})
+		go func() {
+			signal.Notify(h.sigs, forwarded...)
+			close(h.notified)
+		}()
+	}
 	if cfg.Probe {
 		h.applyAll()
 		report(status{Started: false, Features: h.have, Why: h.why})
@@ -85,9 +95,11 @@ func Main(args []string) int {
 }
 
 type helper struct {
-	cfg  helperConfig
-	have []Feature
-	why  map[Feature]string
+	cfg      helperConfig
+	sigs     chan os.Signal // the signals to forward to the command
+	notified chan struct{}  // closed once sigs receives them
+	have     []Feature
+	why      map[Feature]string
 }
 
 // step applies one layer. In probe mode a failure is recorded and the
@@ -383,8 +395,7 @@ var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, sys
 
 func (h *helper) runCommand(report func(status)) int {
 	c := h.cfg
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
+	<-h.notified
 	pid, err := syscall.ForkExec(c.Path, c.Argv, &syscall.ProcAttr{
 		Dir:   c.Dir,
 		Env:   c.Env,
@@ -401,7 +412,7 @@ func (h *helper) runCommand(report func(status)) int {
 		return code
 	}
 	go func() {
-		for s := range sigs {
+		for s := range h.sigs {
 			syscall.Kill(pid, s.(syscall.Signal))
 		}
 	}()

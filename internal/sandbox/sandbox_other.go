@@ -87,6 +87,9 @@ type Outcome struct {
 // Launch returns nil: the caller runs the command itself.
 func (pr *Prepared) Launch(c Command) (*Launch, error) { return nil, nil }
 
+// Started has no cgroups to fill off Linux.
+func (pr *Prepared) Started(pid int) {}
+
 // Finish removes the private folder and checks the git configuration.
 func (pr *Prepared) Finish() (Outcome, error) {
 	pr.Close()
