@@ -55,7 +55,13 @@ static() { "$fp" gate --allow-unsigned "${sandbox_flag[@]}" --card "$work/card.y
 
 gate || { echo "bench: the honest diff did not pass"; "$fp" gate --allow-unsigned "${sandbox_flag[@]}" --card "$work/card.yml" --diff "$work/fix.diff"; exit 1; }
 
-ms() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
+# Microseconds from bash's own clock (bash 5): a `date` process on each
+# side would add its start-up (a few ms) to every sample.
+if [ -n "${EPOCHREALTIME:-}" ]; then
+  ms() { local s=${EPOCHREALTIME//[.,]/}; "$@"; local e=${EPOCHREALTIME//[.,]/}; echo $(( e - s )); }
+else
+  ms() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
+fi
 b=(); g=(); s=()
 for i in $(seq 1 "$n"); do
   b+=("$(ms baseline)"); g+=("$(ms gate)"); s+=("$(ms static)")

@@ -56,7 +56,13 @@ off() { "$fp" gate --allow-unsigned --sandbox=off --card "$work/card.yml" --diff
 on || { echo "bench: the gate failed with the sandbox on:"; "$fp" gate --allow-unsigned --card "$work/card.yml" --diff "$work/fix.diff"; exit 1; }
 "$fp" gate --allow-unsigned --json --card "$work/card.yml" --diff "$work/fix.diff" 2>/dev/null | grep -o '"sandbox":{[^}]*}' || true
 
-ms() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
+# Microseconds from bash's own clock (bash 5): a `date` process on each
+# side would add its start-up (a few ms) to every sample.
+if [ -n "${EPOCHREALTIME:-}" ]; then
+  ms() { local s=${EPOCHREALTIME//[.,]/}; "$@"; local e=${EPOCHREALTIME//[.,]/}; echo $(( e - s )); }
+else
+  ms() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
+fi
 a=(); b=()
 for i in $(seq 1 "$n"); do a+=("$(ms on)"); b+=("$(ms off)"); done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
