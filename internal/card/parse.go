@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -138,7 +139,7 @@ func (p *parser) position(off int) (int, int) {
 	return line, 1 + utf8.RuneCount(before[start:])
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): `) })
 
 func (p *parser) parse() (*Card, error) {
 	if len(p.src) > MaxSize {
@@ -201,7 +202,7 @@ func (p *parser) checkBytes() error {
 func (p *parser) syntaxError(err error) error {
 	msg := err.Error()
 	line := 1
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	} else {
@@ -378,7 +379,7 @@ func (p *parser) text(n *yaml.Node, field string, allowNewline bool) (string, er
 	return s, nil
 }
 
-var decimal = regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`)
+var decimal = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`) })
 
 // integer decodes a plain decimal integer in [lo, hi]. Hex, octal, "+1",
 // "01", "1_000", floats and quoted numbers are refused: one spelling per
@@ -388,15 +389,15 @@ func (p *parser) integer(n *yaml.Node, field string, lo, hi int64, rangeMsg stri
 		return 0, err
 	}
 	// yaml.v3 resolves a decimal too large for int64 as a float.
-	isInt := n.Tag == "!!int" || (n.Tag == "!!float" && decimal.MatchString(n.Value))
+	isInt := n.Tag == "!!int" || (n.Tag == "!!float" && decimal().MatchString(n.Value))
 	if n.Kind != yaml.ScalarNode || !isInt || n.Style != 0 {
 		hint := "write a whole number in decimal, without quotes"
-		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && decimal.MatchString(n.Value) {
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && decimal().MatchString(n.Value) {
 			hint = "remove the quotes: " + n.Value
 		}
 		return 0, p.errNode(n, field, "expected an integer, got "+describe(n), hint)
 	}
-	if !decimal.MatchString(n.Value) {
+	if !decimal().MatchString(n.Value) {
 		return 0, p.errNode(n, field, fmt.Sprintf("integer %s is not in plain decimal", n.Value), "write it in decimal without sign, leading zeros or underscores")
 	}
 	v, err := strconv.ParseInt(n.Value, 10, 64)
@@ -444,9 +445,9 @@ func (p *parser) rfc3339(n *yaml.Node, field string) (string, time.Time, error) 
 var rootKeys = []string{"id", "origin", "base_ref", "base_sha", "expires", "fail", "pass", "invariant", "budget", "sandbox", "signoff", "signatures", "annotations"}
 
 var (
-	sha1Hex   = regexp.MustCompile(`^[0-9a-f]{40}$`)
-	sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	sha1Hex   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
+	sha256Hex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
+	envName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 func (p *parser) card(root *yaml.Node) (*Card, error) {
@@ -481,7 +482,7 @@ func (p *parser) card(root *yaml.Node) (*Card, error) {
 		if c.BaseSHA, err = p.text(n, "base_sha", false); err != nil {
 			return nil, err
 		}
-		if !sha1Hex.MatchString(c.BaseSHA) && !sha256Hex.MatchString(c.BaseSHA) {
+		if !sha1Hex().MatchString(c.BaseSHA) && !sha256Hex().MatchString(c.BaseSHA) {
 			return nil, p.errNode(n, "base_sha", "must be a full commit id: 40 (or, in a SHA-256 repository, 64) lowercase hex digits",
 				"write the output of 'git rev-parse HEAD', or remove base_sha and let 'failpass card sign' fill it in")
 		}
@@ -695,7 +696,7 @@ func (p *parser) env(n *yaml.Node, field string) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !envName.MatchString(name) {
+		if !envName().MatchString(name) {
 			return nil, p.errNode(k, kf, "is not a valid variable name", "use letters, digits and underscores, not starting with a digit")
 		}
 		if l, ok := lines[name]; ok {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 )
 
 // Kind names one of the three loop documents.
@@ -156,13 +157,13 @@ func (r *report) add(path, rule, format string, args ...any) {
 	r.out = append(r.out, Violation{Path: path, Rule: rule, Msg: fmt.Sprintf(format, args...)})
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // keyPath appends an object key to an instance path: $.a.b for plain keys,
 // $["odd key"] (ASCII-quoted) for anything else, so a hostile key can
 // neither fake another path nor break the one-line-per-error output.
 func keyPath(path, key string) string {
-	if identRE.MatchString(key) {
+	if identRE().MatchString(key) {
 		return path + "." + key
 	}
 	return path + "[" + strconv.QuoteToASCII(key) + "]"

@@ -36,8 +36,6 @@ type Request struct {
 // DefaultCycles is the cycle budget when none is given.
 const DefaultCycles = 3
 
-var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
-
 // BuildInvocation resolves a start request against live git into a
 // complete, valid invocation. Every error is the user's to fix (exit 2:
 // there is no invocation yet).
@@ -185,7 +183,7 @@ func updatePR(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, r 
 	if r.Remote == "" || r.PR < 1 || r.PRHeadRef == "" || r.ExpectedOld == "" {
 		return &InputError{Msg: "--publish update_pr needs --remote NAME --pr N --pr-head-ref REF --expected-old SHA"}
 	}
-	if !shaRE.MatchString(r.ExpectedOld) {
+	if !isSHA1(r.ExpectedOld) {
 		return &InputError{Msg: fmt.Sprintf("--expected-old %q is not a full lowercase SHA", r.ExpectedOld)}
 	}
 	ref := r.PRHeadRef
@@ -387,4 +385,17 @@ func newID(branch, head string) (string, error) {
 		clean = "loop"
 	}
 	return fmt.Sprintf("%s-%s-%s", clean, head[:8], hex.EncodeToString(b[:])), nil
+}
+
+// isSHA1 says s is a full SHA-1 object name in lowercase hex.
+func isSHA1(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/failpass/failpass/internal/atomicfile"
 	"os"
 	"path/filepath"
-	"regexp"
+	"strings"
 
 	"github.com/failpass/failpass/internal/contract"
 )
@@ -21,13 +21,26 @@ const (
 	passesFile     = "passes.json"
 )
 
-// idRE is the shape of an invocation id: it names a folder and a ref
-// component, so it is kept to a small safe alphabet.
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+// validID says id has the shape of an invocation id: it names a folder
+// and a ref component, so it is 1-100 characters of a small safe
+// alphabet, starting with a letter or digit, without "..", and not
+// ending in "." or ".lock".
+func validID(id string) bool {
+	if id == "" || len(id) > 100 || strings.Contains(id, "..") || strings.HasSuffix(id, ".") || strings.HasSuffix(id, ".lock") {
+		return false
+	}
+	for i, r := range id {
+		alnum := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		if !alnum && (i == 0 || (r != '.' && r != '_' && r != '-')) {
+			return false
+		}
+	}
+	return true
+}
 
 // CheckID returns an error unless id can name a loop's folder and refs.
 func CheckID(id string) error {
-	if !idRE.MatchString(id) || regexp.MustCompile(`\.\.|\.lock$|\.$`).MatchString(id) {
+	if !validID(id) {
 		return &InputError{Msg: fmt.Sprintf("invocation id %q is not usable", id),
 			Hint: "an invocation id is 1-100 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit, without '..' and not ending in '.' or '.lock'"}
 	}

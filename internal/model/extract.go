@@ -2,7 +2,6 @@ package model
 
 import (
 	"bytes"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -188,7 +187,7 @@ func sectionStart(lines []string, i int) bool {
 	return strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(bare(lines[i+1]), "+++ ")
 }
 
-var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+var hunkHeader = lazyRegexp(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
 
 // gitHeaderPrefixes are the extended header lines of a git diff section.
 var gitHeaderPrefixes = []string{
@@ -255,7 +254,7 @@ func scanDiff(lines []string, start int) (int, []string, *RefusedError) {
 			i += 2
 		}
 		for i < len(lines) {
-			m := hunkHeader.FindStringSubmatch(bare(lines[i]))
+			m := hunkHeader().FindStringSubmatch(bare(lines[i]))
 			if m == nil {
 				break
 			}
@@ -291,7 +290,7 @@ func scanDiff(lines []string, start int) (int, []string, *RefusedError) {
 			// A diff line right after a complete hunk means the header
 			// undercounts: using the hunk as counted would drop part of
 			// the change, so the whole reply is refused.
-			if i < len(lines) && !sectionStart(lines, i) && !hunkHeader.MatchString(bare(lines[i])) {
+			if i < len(lines) && !sectionStart(lines, i) && !hunkHeader().MatchString(bare(lines[i])) {
 				if h := bare(lines[i]); h != "" && (h[0] == '+' || h[0] == '-' || h[0] == ' ') {
 					return 0, nil, refuse(RoleDrafter, "the hunk at line %d is longer than its header says", at)
 				}

@@ -40,7 +40,7 @@ func init() {
 	}
 }
 
-var pathChars = regexp.MustCompile(`^[A-Za-z0-9_.+@-][A-Za-z0-9_./+@-]*$`)
+var pathChars = lazyRegexp(`^[A-Za-z0-9_.+@-][A-Za-z0-9_./+@-]*$`)
 
 // ProsePaths returns the repository paths prose names, as written
 // (backticks, quotes and sentence punctuation removed).
@@ -55,7 +55,7 @@ func ProsePaths(prose string) []string {
 			t = strings.TrimRight(t, ".")
 		}
 		t = strings.TrimPrefix(t, "./")
-		if t == "" || strings.Contains(t, "://") || !pathChars.MatchString(t) || strings.Contains(t, "..") {
+		if t == "" || strings.Contains(t, "://") || !pathChars().MatchString(t) || strings.Contains(t, "..") {
 			continue
 		}
 		if strings.HasSuffix(t, "()") {

@@ -263,7 +263,7 @@ func TestPeerSchemasAgree(t *testing.T) {
 	ps := peerSchema(t, "review-packet.schema.json")
 	rs := peerSchema(t, "review-result.schema.json")
 	for _, tt := range packetCases(t) {
-		_, err := validateSchema("review packet", packetSchema, tt.doc)
+		_, err := validateSchema("review packet", packetSchema(), tt.doc)
 		if ours, peer := err == nil, peerAccepts(t, ps, tt.doc); ours != peer {
 			t.Errorf("packet %s: ours accepts=%v (%v), peer accepts=%v", tt.name, ours, err, peer)
 		}
@@ -272,7 +272,7 @@ func TestPeerSchemasAgree(t *testing.T) {
 		if tt.name == "duplicate key" || tt.name == "trailing data" {
 			continue // stricter than JSON Schema on purpose: not a schema question
 		}
-		_, err := validateSchema("review result", resultSchema, tt.doc)
+		_, err := validateSchema("review result", resultSchema(), tt.doc)
 		if ours, peer := err == nil, peerAccepts(t, rs, tt.doc); ours != peer {
 			t.Errorf("result %s: ours accepts=%v (%v), peer accepts=%v", tt.name, ours, err, peer)
 		}

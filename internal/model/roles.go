@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/failpass/failpass/internal/gitx"
 )
@@ -75,52 +76,62 @@ type Disposition struct {
 	Rationale   string `json:"rationale"`
 }
 
-var budgetSchema = obj([]string{"remaining_cycles"}, map[string]*schema{
-	"remaining_cycles":  integer(0),
-	"max_files":         integer(1),
-	"max_changed_lines": integer(1),
-	"deny_globs":        strList(0),
-	"protected_paths":   strList(0),
-})
-
-var fixRequestSchema = obj(
-	[]string{"schema_version", "invocation_id", "cycle", "head_sha", "comparison_base_sha", "findings",
-		"validation_failures", "change_contract", "budget"},
-	map[string]*schema{
-		"schema_version":      constString(RequestSchemaVersion),
-		"invocation_id":       str(1),
-		"cycle":               integer(1),
-		"head_sha":            sha(),
-		"comparison_base_sha": sha(),
-		"findings":            arr(findingSchema, 0),
-		"validation_failures": arr(obj([]string{"name", "command", "scope", "log_excerpt"}, map[string]*schema{
-			"name": str(1), "command": str(1), "scope": enum("focused", "full"), "log_excerpt": str(0),
-		}), 0),
-		"change_contract": openObj(),
-		"budget":          budgetSchema,
+var budgetSchema = sync.OnceValue(func() *schema {
+	return obj([]string{"remaining_cycles"}, map[string]*schema{
+		"remaining_cycles":  integer(0),
+		"max_files":         integer(1),
+		"max_changed_lines": integer(1),
+		"deny_globs":        strList(0),
+		"protected_paths":   strList(0),
 	})
-
-var decideRequestSchema = obj([]string{"schema_version", "findings", "change_contract", "budget"}, map[string]*schema{
-	"schema_version":  constString(RequestSchemaVersion),
-	"findings":        arr(findingSchema, 1),
-	"change_contract": openObj(),
-	"budget":          budgetSchema,
 })
 
-var decideReplySchema = obj([]string{"dispositions"}, map[string]*schema{
-	"dispositions": arr(obj([]string{"finding_id", "disposition", "rationale"}, map[string]*schema{
-		"finding_id":  id(),
-		"disposition": enum("accepted", "rejected", "deferred"),
-		"rationale":   str(1),
-	}), 0),
+var fixRequestSchema = sync.OnceValue(func() *schema {
+	return obj(
+		[]string{"schema_version", "invocation_id", "cycle", "head_sha", "comparison_base_sha", "findings",
+			"validation_failures", "change_contract", "budget"},
+		map[string]*schema{
+			"schema_version":      constString(RequestSchemaVersion),
+			"invocation_id":       str(1),
+			"cycle":               integer(1),
+			"head_sha":            sha(),
+			"comparison_base_sha": sha(),
+			"findings":            arr(findingSchema(), 0),
+			"validation_failures": arr(obj([]string{"name", "command", "scope", "log_excerpt"}, map[string]*schema{
+				"name": str(1), "command": str(1), "scope": enum("focused", "full"), "log_excerpt": str(0),
+			}), 0),
+			"change_contract": openObj(),
+			"budget":          budgetSchema(),
+		})
 })
 
-var draftRequestSchema = obj([]string{"schema_version", "prompt", "card"}, map[string]*schema{
-	"schema_version": constString(RequestSchemaVersion),
-	"prompt":         str(1),
-	"card":           str(1),
-	"diff_stat":      str(0),
-	"stack":          str(0),
+var decideRequestSchema = sync.OnceValue(func() *schema {
+	return obj([]string{"schema_version", "findings", "change_contract", "budget"}, map[string]*schema{
+		"schema_version":  constString(RequestSchemaVersion),
+		"findings":        arr(findingSchema(), 1),
+		"change_contract": openObj(),
+		"budget":          budgetSchema(),
+	})
+})
+
+var decideReplySchema = sync.OnceValue(func() *schema {
+	return obj([]string{"dispositions"}, map[string]*schema{
+		"dispositions": arr(obj([]string{"finding_id", "disposition", "rationale"}, map[string]*schema{
+			"finding_id":  id(),
+			"disposition": enum("accepted", "rejected", "deferred"),
+			"rationale":   str(1),
+		}), 0),
+	})
+})
+
+var draftRequestSchema = sync.OnceValue(func() *schema {
+	return obj([]string{"schema_version", "prompt", "card"}, map[string]*schema{
+		"schema_version": constString(RequestSchemaVersion),
+		"prompt":         str(1),
+		"card":           str(1),
+		"diff_stat":      str(0),
+		"stack":          str(0),
+	})
 })
 
 // Marshal returns the request's JSON after checking it.
@@ -135,17 +146,17 @@ func (r *FixRequest) Marshal() ([]byte, error) {
 	if len(q.Findings) == 0 && len(q.ValidationFailures) == 0 {
 		return nil, errors.New("fix request: nothing to fix (no findings, no validation failures)")
 	}
-	return marshalChecked("fix request", fixRequestSchema, &q)
+	return marshalChecked("fix request", fixRequestSchema(), &q)
 }
 
 // Marshal returns the request's JSON after checking it.
 func (r *DecideRequest) Marshal() ([]byte, error) {
-	return marshalChecked("decide request", decideRequestSchema, r)
+	return marshalChecked("decide request", decideRequestSchema(), r)
 }
 
 // Marshal returns the request's JSON after checking it.
 func (r *DraftRequest) Marshal() ([]byte, error) {
-	return marshalChecked("draft request", draftRequestSchema, r)
+	return marshalChecked("draft request", draftRequestSchema(), r)
 }
 
 func marshalChecked(doc string, s *schema, v any) ([]byte, error) {
@@ -167,7 +178,7 @@ func ParseDispositions(reply []byte, findings []Finding) ([]Disposition, error) 
 	if rerr != nil {
 		return nil, rerr
 	}
-	if _, err := validateSchema("decider reply", decideReplySchema, body); err != nil {
+	if _, err := validateSchema("decider reply", decideReplySchema(), body); err != nil {
 		return nil, &RefusedError{Role: RoleDecider, Reason: "the reply does not match its schema", Details: err.(*SchemaError).details()}
 	}
 	var out struct {

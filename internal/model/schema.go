@@ -316,11 +316,11 @@ func integer(min int64) *schema    { return &schema{typ: "integer", minimum: &mi
 // budget that another package owns).
 func openObj() *schema { return &schema{typ: "object"} }
 
-var shaPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+var shaPattern = lazyRegexp(`^[0-9a-f]{40}$`)
+var idPattern = lazyRegexp(`^[a-z0-9][a-z0-9._-]*$`)
 
-func sha() *schema { return &schema{typ: "string", pattern: shaPattern} }
-func id() *schema  { return &schema{typ: "string", pattern: idPattern} }
+func sha() *schema { return &schema{typ: "string", pattern: shaPattern()} }
+func id() *schema  { return &schema{typ: "string", pattern: idPattern()} }
 
 // validateSchema decodes data strictly and checks it against s.
 func validateSchema(doc string, s *schema, data []byte) (any, error) {

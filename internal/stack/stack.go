@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -62,23 +63,40 @@ func (e *Error) Hints() []string {
 	return []string{e.Hint}
 }
 
-var (
-	// File "/app/src/x.py", line 12, in handler
-	pyFrame = regexp.MustCompile(`^\s*File "([^"]+)", line (\d+)`)
-	// pytest: tests/test_x.py:14: in test_empty   /   src/x.py:5: ValueError
-	pytestFrame = regexp.MustCompile(`^(\S+\.py):(\d+):(?:\s|$)`)
-	// goroutine frames: \t/home/u/p/x.go:42 +0x1d ; testing: "    x_test.go:12: got 1"
-	goFrame     = regexp.MustCompile(`^\s*(\S+\.go):(\d+)(?:\s+\+0x[0-9a-fA-F]+)?\s*$`)
-	goTestFrame = regexp.MustCompile(`^\s+(\S+\.go):(\d+): `)
-	// at com.example.Foo.bar(Foo.java:42) ; at java.base/java.lang.Thread.run(Thread.java:829)
-	javaFrame = regexp.MustCompile(`^\s*at\s+([\w$.<>/\-]+)\(([\w$\-]+\.(?:java|kt|kts|scala|groovy)):(\d+)\)`)
-	// V8: at fn (/app/x.js:10:5), at /app/x.js:10:5 ; Firefox/Safari: fn@http://h/x.js:10:5
-	jsV8Frame    = regexp.MustCompile(`^\s*at\s+(?:.*?\()?([^()\s]+):(\d+):\d+\)?\s*$`)
-	jsGeckoFrame = regexp.MustCompile(`^[^@\s]*@(\S+):(\d+):\d+\s*$`)
-	// at ./src/main.rs:10:5 ; thread 'main' panicked at src/main.rs:10:5: ; panicked at 'msg', src/main.rs:10:5
-	rustFrame = regexp.MustCompile(`^\s*at\s+(\S+\.rs):(\d+)(?::\d+)?\s*$`)
-	rustPanic = regexp.MustCompile(`panicked at (?:'.*', )?(\S+\.rs):(\d+):\d+`)
-)
+// framePatterns are the frame shapes of each language's traces.
+type framePatterns struct {
+	pyFrame      *regexp.Regexp
+	pytestFrame  *regexp.Regexp
+	goFrame      *regexp.Regexp
+	goTestFrame  *regexp.Regexp
+	javaFrame    *regexp.Regexp
+	jsV8Frame    *regexp.Regexp
+	jsGeckoFrame *regexp.Regexp
+	rustFrame    *regexp.Regexp
+	rustPanic    *regexp.Regexp
+}
+
+// patterns compiles them on first use: most failpass runs read no
+// trace, and every run would pay for the compiling at start-up.
+var patterns = sync.OnceValue(func() *framePatterns {
+	return &framePatterns{
+		// File "/app/src/x.py", line 12, in handler
+		pyFrame: regexp.MustCompile(`^\s*File "([^"]+)", line (\d+)`),
+		// pytest: tests/test_x.py:14: in test_empty   /   src/x.py:5: ValueError
+		pytestFrame: regexp.MustCompile(`^(\S+\.py):(\d+):(?:\s|$)`),
+		// goroutine frames: \t/home/u/p/x.go:42 +0x1d ; testing: "    x_test.go:12: got 1"
+		goFrame:     regexp.MustCompile(`^\s*(\S+\.go):(\d+)(?:\s+\+0x[0-9a-fA-F]+)?\s*$`),
+		goTestFrame: regexp.MustCompile(`^\s+(\S+\.go):(\d+): `),
+		// at com.example.Foo.bar(Foo.java:42) ; at java.base/java.lang.Thread.run(Thread.java:829)
+		javaFrame: regexp.MustCompile(`^\s*at\s+([\w$.<>/\-]+)\(([\w$\-]+\.(?:java|kt|kts|scala|groovy)):(\d+)\)`),
+		// V8: at fn (/app/x.js:10:5), at /app/x.js:10:5 ; Firefox/Safari: fn@http://h/x.js:10:5
+		jsV8Frame:    regexp.MustCompile(`^\s*at\s+(?:.*?\()?([^()\s]+):(\d+):\d+\)?\s*$`),
+		jsGeckoFrame: regexp.MustCompile(`^[^@\s]*@(\S+):(\d+):\d+\s*$`),
+		// at ./src/main.rs:10:5 ; thread 'main' panicked at src/main.rs:10:5: ; panicked at 'msg', src/main.rs:10:5
+		rustFrame: regexp.MustCompile(`^\s*at\s+(\S+\.rs):(\d+)(?::\d+)?\s*$`),
+		rustPanic: regexp.MustCompile(`panicked at (?:'.*', )?(\S+\.rs):(\d+):\d+`),
+	}
+})
 
 var jsExt = map[string]bool{
 	".js": true, ".mjs": true, ".cjs": true, ".jsx": true, ".ts": true, ".tsx": true,
@@ -112,32 +130,33 @@ func Parse(file string, data []byte) ([]Frame, error) {
 }
 
 func parseLine(line string) (Frame, bool) {
-	if m := pyFrame.FindStringSubmatch(line); m != nil {
+	p := patterns()
+	if m := p.pyFrame.FindStringSubmatch(line); m != nil {
 		return frame(Python, m[1], m[2])
 	}
-	if m := javaFrame.FindStringSubmatch(line); m != nil {
+	if m := p.javaFrame.FindStringSubmatch(line); m != nil {
 		return javaPath(m[1], m[2], m[3])
 	}
-	if m := rustFrame.FindStringSubmatch(line); m != nil {
+	if m := p.rustFrame.FindStringSubmatch(line); m != nil {
 		return frame(Rust, m[1], m[2])
 	}
-	if m := rustPanic.FindStringSubmatch(line); m != nil {
+	if m := p.rustPanic.FindStringSubmatch(line); m != nil {
 		return frame(Rust, m[1], m[2])
 	}
-	if m := goFrame.FindStringSubmatch(line); m != nil {
+	if m := p.goFrame.FindStringSubmatch(line); m != nil {
 		return frame(Go, m[1], m[2])
 	}
-	if m := goTestFrame.FindStringSubmatch(line); m != nil {
+	if m := p.goTestFrame.FindStringSubmatch(line); m != nil {
 		return frame(Go, m[1], m[2])
 	}
-	if m := pytestFrame.FindStringSubmatch(line); m != nil {
+	if m := p.pytestFrame.FindStringSubmatch(line); m != nil {
 		return frame(Python, m[1], m[2])
 	}
-	for _, re := range []*regexp.Regexp{jsV8Frame, jsGeckoFrame} {
+	for _, re := range []*regexp.Regexp{p.jsV8Frame, p.jsGeckoFrame} {
 		if m := re.FindStringSubmatch(line); m != nil {
-			p := stripURL(m[1])
-			if jsExt[path.Ext(p)] {
-				return frame(JavaScript, p, m[2])
+			f := stripURL(m[1])
+			if jsExt[path.Ext(f)] {
+				return frame(JavaScript, f, m[2])
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
@@ -34,7 +35,7 @@ import (
 const removeTimeout = 2 * time.Minute
 
 // idPattern is the shape of every id Add makes; gc touches nothing else.
-var idPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 
 // Worktree is one disposable detached worktree.
 type Worktree struct {
@@ -205,13 +206,13 @@ func leftovers(repo *gitx.Repo, base string) ([]string, error) {
 			}
 			name = name[:i]
 		}
-		if idPattern.MatchString(name) {
+		if idPattern().MatchString(name) {
 			seen[name] = true
 		}
 	}
 	admins, _ := filepath.Glob(filepath.Join(repo.CommonDir, "worktrees", "*", "gitdir"))
 	for _, a := range admins {
-		if dir, ok := adminTarget(a); ok && filepath.Dir(dir) == base && idPattern.MatchString(filepath.Base(dir)) {
+		if dir, ok := adminTarget(a); ok && filepath.Dir(dir) == base && idPattern().MatchString(filepath.Base(dir)) {
 			seen[filepath.Base(dir)] = true
 		}
 	}
