@@ -13,6 +13,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 go build -o "$work/failpass" "$here/../cmd/failpass"
+echo "failpass built with CGO_ENABLED=$(go env CGO_ENABLED) (set CGO_ENABLED=0 for the static build)"
 fp="$work/failpass"
 sandbox_flag=()
 if "$fp" gate -h 2>&1 | grep -q -- '-sandbox'; then sandbox_flag=(--sandbox=off); fi

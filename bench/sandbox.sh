@@ -26,6 +26,7 @@ echo "== 1. per command (run.Run, $n runs each, interleaved)"
 
 echo "== 2. per gate (failpass gate, $n runs each, interleaved)"
 go build -o "$work/failpass" "$here/../cmd/failpass"
+echo "failpass built with CGO_ENABLED=$(go env CGO_ENABLED) (set CGO_ENABLED=0 for the static build)"
 fp="$work/failpass"
 if ! "$fp" gate -h 2>&1 | grep -q -- '-sandbox'; then
   echo "failpass gate has no --sandbox flag yet: skipped"
