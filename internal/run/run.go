@@ -119,47 +119,76 @@ func (e *WorkdirError) Hints() []string {
 // re-parented to failpass (see reap_linux.go); Run returns within
 // drainGrace of that even when an escapee keeps the pipe open.
 func Run(ctx context.Context, s Spec) (Result, error) {
+	var h *helper
+	if s.Sandbox != nil {
+		// The sandbox helper starts first: its start-up and prepare's
+		// work (the git snapshot, cgroups, the environment) need nothing
+		// of each other, so they run side by side.
+		var err error
+		if h, err = startHelper(); err != nil {
+			return Result{}, err
+		}
+	}
 	p, res, err := prepare(s)
 	if err != nil || res.StartErr != nil {
+		h.discard()
 		return res, err
 	}
 	log := p.log
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		log.Close()
-		return Result{}, fmt.Errorf("run: output pipe: %w", err)
-	}
-	defer pr.Close()
-
 	tctx, cancel := context.WithTimeoutCause(ctx, p.timeout, errTimedOut)
 	defer cancel()
-	cmd := p.command(tctx, s.Argv)
-	// One pipe for both streams: the log interleaves them in the order the
-	// command wrote them, and no exec copying goroutine can block Wait.
-	cmd.Stdout = pw
-	cmd.Stderr = pw
 	start := time.Now()
-	err = p.start(cmd)
-	pw.Close()
+	cmd, out, stop, err := p.startRun(tctx, s.Argv, h)
 	if err != nil {
 		return p.notStarted(ctx, res, err), nil
 	}
+	defer out.Close()
 	drained := make(chan struct{})
 	go func() {
-		io.Copy(log, pr) // log never fails a write, so this reads to EOF
+		io.Copy(log, out) // log never fails a write, so this reads to EOF
 		close(drained)
 	}()
 
 	cmd.Wait()
+	stop()
 	res.Duration = time.Since(start)
 	cleanUp(cmd)
-	pr.SetReadDeadline(time.Now().Add(drainGrace))
+	out.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
 	res.ended(ctx, tctx, cmd)
 	if err := p.sb.finish(&res); err != nil {
 		return res.withLog(log), err
 	}
 	return res.withLog(log), nil
+}
+
+// startRun starts the command with its stdout and stderr on one pipe,
+// whose read end it returns: the log interleaves the streams in the
+// order the command wrote them, and no exec copying goroutine can block
+// Wait. A contained command goes to h, the helper Run started for it.
+// stop ends the watch on ctx once the process has been waited for.
+func (p *prepared) startRun(ctx context.Context, argv []string, h *helper) (cmd *exec.Cmd, out *os.File, stop func() bool, err error) {
+	if h != nil {
+		if err := p.sb.hand(h, p.path, argv, p.dir); err != nil {
+			h.discard()
+			return nil, nil, nil, err
+		}
+		pid := h.cmd.Process.Pid
+		return h.cmd, h.out, context.AfterFunc(ctx, func() { killGroup(pid) }), nil
+	}
+	out, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("run: output pipe: %w", err)
+	}
+	cmd = p.command(ctx, argv)
+	cmd.Stdout, cmd.Stderr = w, w
+	err = p.start(cmd)
+	w.Close()
+	if err != nil {
+		out.Close()
+		return nil, nil, nil, err
+	}
+	return cmd, out, func() bool { return true }, nil
 }
 
 // prepared is a Spec checked and resolved, ready to start.

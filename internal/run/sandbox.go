@@ -1,6 +1,7 @@
 package run
 
 import (
+	"os"
 	"os/exec"
 
 	"github.com/failpass/failpass/internal/sandbox"
@@ -84,4 +85,61 @@ func (sb *sandboxRun) close() {
 	if sb != nil {
 		sb.pr.Close()
 	}
+}
+
+// helper is a sandbox helper Run started before the command was set up;
+// it waits for its configuration (sandbox.Helper).
+type helper struct {
+	cmd *exec.Cmd
+	out *os.File // the read end of its stdout and stderr
+	h   *sandbox.Helper
+}
+
+// startHelper starts a helper in its own process group, registered as a
+// running command so reap leaves it be.
+func startHelper() (*helper, error) {
+	h, err := sandbox.NewHelper()
+	if err != nil {
+		return nil, err
+	}
+	out, w, err := os.Pipe()
+	if err != nil {
+		h.Started()
+		h.Discard()
+		return nil, err
+	}
+	cmd := exec.Command(h.Path)
+	cmd.Args, cmd.Env, cmd.ExtraFiles = h.Args, h.Env, h.ExtraFiles
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = sysProcAttr()
+	setNamespaces(cmd.SysProcAttr, &h.Launch)
+	enableReaper()
+	err = startRegistered(cmd)
+	w.Close()
+	h.Started()
+	if err != nil {
+		out.Close()
+		h.Discard()
+		return nil, err
+	}
+	return &helper{cmd: cmd, out: out, h: h}, nil
+}
+
+// hand gives the command to h.
+func (sb *sandboxRun) hand(h *helper, path string, argv []string, dir string) error {
+	return sb.pr.Hand(h.h, h.cmd.Process.Pid, sandbox.Command{Path: path, Argv: argv, Dir: dir})
+}
+
+// discard ends a helper that was never handed its command: it reads the
+// end of its configuration and exits; anything left of its group is
+// killed. Nil does nothing.
+func (h *helper) discard() {
+	if h == nil {
+		return
+	}
+	h.h.Discard()
+	killGroup(h.cmd.Process.Pid)
+	h.cmd.Wait()
+	cleanUp(h.cmd)
+	h.out.Close()
 }

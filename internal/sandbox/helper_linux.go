@@ -64,6 +64,9 @@ func Main(args []string) int {
 			return exitSandboxFailed
 		}
 		raw = b
+		if len(raw) == 0 {
+			return 0 // started ahead of its command, and discarded unused (Helper.Discard)
+		}
 	}
 	var cfg helperConfig
 	if err := json.Unmarshal(raw, &cfg); err != nil {

@@ -303,6 +303,7 @@ type Prepared struct {
 	statusR  *os.File
 	statusW  *os.File
 	config   *os.File
+	launched bool // a helper was launched for the command, or handed it
 	finished bool // Finish ran: the helper was started and ended
 	done     bool
 }
@@ -429,9 +430,31 @@ type Command struct {
 
 // Launch returns how to start the helper for c. Call it once.
 func (pr *Prepared) Launch(c Command) (*Launch, error) {
-	if pr.statusW != nil {
+	if pr.launched {
 		return nil, errors.New("sandbox: Launch called twice")
 	}
+	js, err := pr.helperConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	// The configuration travels in a sealed-off memory file rather than
+	// argv: a card's env can outgrow one argument (128 KiB), and argv is
+	// world-readable in /proc.
+	if pr.config, err = configFile(js); err != nil {
+		return nil, err
+	}
+	pr.statusR, pr.statusW, err = os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	pr.launched = true
+	l := pr.caps.launch()
+	l.ExtraFiles = []*os.File{pr.statusW, pr.config}
+	return l, nil
+}
+
+// helperConfig is the helper's configuration for c, as JSON.
+func (pr *Prepared) helperConfig(c Command) ([]byte, error) {
 	cfg := helperConfig{
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
 		Namespaces: pr.caps.namespaces, Tmp: pr.tmp, Home: pr.home,
@@ -446,32 +469,98 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	} else {
 		cfg.Writable = append(cfg.Writable, pr.tmp)
 	}
-	js, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, err
-	}
-	// The configuration travels in a sealed-off memory file rather than
-	// argv: a card's env can outgrow one argument (128 KiB), and argv is
-	// world-readable in /proc.
-	if pr.config, err = configFile(js); err != nil {
-		return nil, err
-	}
-	pr.statusR, pr.statusW, err = os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
-	}
-	l := &Launch{Path: "/proc/self/exe", Args: []string{helperArgv0, HelperArg, configFromFD}, Env: []string{},
-		ExtraFiles: []*os.File{pr.statusW, pr.config}}
-	if pr.caps.namespaces {
+	return json.Marshal(cfg)
+}
+
+// launch is how every helper on this machine starts: the program, its
+// arguments and its namespaces. ExtraFiles are the caller's to fill.
+func (c *caps) launch() *Launch {
+	l := &Launch{Path: "/proc/self/exe", Args: []string{helperArgv0, HelperArg, configFromFD}, Env: []string{}}
+	if c.namespaces {
 		l.Cloneflags = nsFlags
-		if pr.caps.userns {
+		if c.userns {
 			var a syscall.SysProcAttr
 			addUserNS(&a)
 			l.Cloneflags |= a.Cloneflags
 			l.UidMappings, l.GidMappings = a.UidMappings, a.GidMappings
 		}
 	}
-	return l, nil
+	return l
+}
+
+// Helper is a helper started before its command is set up. The helper's
+// start (a Go program re-executed in fresh namespaces) is the largest
+// part of what the sandbox costs a command, and Prepare's work (the git
+// snapshot, cgroups, the environment) does not need it: the two run side
+// by side. The helper waits on its configuration pipe until
+// Prepared.Hand gives it the command, and exits when the pipe is closed
+// unused (Discard).
+type Helper struct {
+	Launch  // how to start it; ExtraFiles are its status (fd 3) and configuration (fd 4) pipes
+	caps    *caps
+	statusR *os.File
+	configW *os.File
+}
+
+// NewHelper makes the pipes of one helper and says how to start it.
+func NewHelper() (*Helper, error) {
+	c := probe()
+	if c.noHelper != nil {
+		return nil, &Error{Step: "helper", Err: "this program cannot run the sandbox helper: " + c.noHelper.Error()}
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	configR, configW, err := os.Pipe()
+	if err != nil {
+		statusR.Close()
+		statusW.Close()
+		return nil, fmt.Errorf("sandbox: configuration pipe: %w", err)
+	}
+	h := &Helper{Launch: *c.launch(), caps: c, statusR: statusR, configW: configW}
+	h.ExtraFiles = []*os.File{statusW, configR}
+	return h, nil
+}
+
+// Started closes the helper's own ends of its pipes in the tool, once
+// it runs (or failed to start).
+func (h *Helper) Started() {
+	for _, f := range h.ExtraFiles {
+		f.Close()
+	}
+}
+
+// Discard closes the tool's ends of a helper that was never handed a
+// command: it reads the end of its configuration and exits.
+func (h *Helper) Discard() {
+	h.statusR.Close()
+	h.configW.Close()
+}
+
+// Hand gives c to h, started as pid: pid joins the command's cgroups, and
+// the configuration goes down h's pipe. pr then owns h's status pipe,
+// which Finish reads; on an error, Discard h.
+func (pr *Prepared) Hand(h *Helper, pid int, c Command) error {
+	if pr.launched {
+		return errors.New("sandbox: command handed out twice")
+	}
+	if h.caps != pr.caps {
+		return errors.New("sandbox: the helper was started for another probe of this machine")
+	}
+	js, err := pr.helperConfig(c)
+	if err != nil {
+		return err
+	}
+	pr.Started(pid)
+	if _, err := h.configW.Write(js); err != nil {
+		return fmt.Errorf("sandbox: configuration to the helper: %w", err)
+	}
+	if err := h.configW.Close(); err != nil {
+		return fmt.Errorf("sandbox: configuration to the helper: %w", err)
+	}
+	pr.launched, pr.statusR = true, h.statusR
+	return nil
 }
 
 // Started moves the helper, just started as pid, into the command's
@@ -503,8 +592,10 @@ type Outcome struct {
 // can be trusted.
 func (pr *Prepared) Finish() (Outcome, error) {
 	var o Outcome
-	if pr.statusW != nil {
-		pr.statusW.Close()
+	if pr.statusR != nil {
+		if pr.statusW != nil {
+			pr.statusW.Close()
+		}
 		b, _ := io.ReadAll(io.LimitReader(pr.statusR, 1<<20))
 		var st status
 		if json.Unmarshal(b, &st) == nil {
@@ -532,7 +623,7 @@ func (pr *Prepared) Close() error {
 		return nil
 	}
 	pr.done = true
-	if pr.config != nil && !pr.finished {
+	if pr.launched && !pr.finished {
 		forgetProbe() // launched, but the helper never ran: perhaps the namespaces are gone
 	}
 	var first error
@@ -543,6 +634,8 @@ func (pr *Prepared) Close() error {
 	}
 	if pr.statusW != nil {
 		pr.statusW.Close()
+	}
+	if pr.statusR != nil {
 		pr.statusR.Close()
 	}
 	if pr.config != nil {
