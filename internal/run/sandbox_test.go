@@ -150,3 +150,20 @@ func TestRunSandboxedFlood(t *testing.T) {
 		t.Fatalf("the tool's heap grew by %d bytes while draining the flood", grown)
 	}
 }
+
+// The helper's configuration goes down a pipe while the helper starts;
+// an environment several times the pipe's buffer still arrives whole.
+func TestRunSandboxedLargeEnv(t *testing.T) {
+	if r := sandbox.Probe(); !r.Has(sandbox.Processes) {
+		t.Skipf("this machine cannot provide the processes layer: %v", r.Why)
+	}
+	wt := sandboxWorktree(t, nil)
+	// Three variables: one string over 128 KiB is refused by execve itself.
+	big := strings.Repeat("x", 100<<10)
+	env := []string{"PATH=" + os.Getenv("PATH"), "A=" + big, "B=" + big, "C=" + big}
+	r, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", `[ ${#A}${#B}${#C} = 102400102400102400 ]`}, Root: wt, Env: env,
+		Sandbox: &sandbox.Policy{CacheDir: filepath.Join(t.TempDir(), "cache")}})
+	if err != nil || r.Exit != 0 {
+		t.Fatalf("Run with a 300 KiB environment = %v, %v; want exit 0", r, err)
+	}
+}
