@@ -120,19 +120,20 @@ func (e *WorkdirError) Hints() []string {
 // drainGrace of that even when an escapee keeps the pipe open.
 func Run(ctx context.Context, s Spec) (Result, error) {
 	var h *helper
+	var helperErr error
 	if s.Sandbox != nil {
 		// The sandbox helper starts first: its start-up and prepare's
 		// work (the git snapshot, cgroups, the environment) need nothing
 		// of each other, so they run side by side.
-		var err error
-		if h, err = startHelper(); err != nil {
-			return Result{}, err
-		}
+		h, helperErr = startHelper()
 	}
-	p, res, err := prepare(s)
+	p, res, err := prepare(s) // refuses a program that cannot run the helper at all
 	if err != nil || res.StartErr != nil {
 		h.discard()
 		return res, err
+	}
+	if helperErr != nil {
+		return p.notStarted(ctx, res, helperErr), nil
 	}
 	log := p.log
 	tctx, cancel := context.WithTimeoutCause(ctx, p.timeout, errTimedOut)

@@ -104,7 +104,7 @@ func startHelper() (*helper, error) {
 	}
 	out, w, err := os.Pipe()
 	if err != nil {
-		h.Started()
+		h.Started(nil)
 		h.Discard()
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func startHelper() (*helper, error) {
 	enableReaper()
 	err = startRegistered(cmd)
 	w.Close()
-	h.Started()
+	h.Started(err)
 	if err != nil {
 		out.Close()
 		h.Discard()

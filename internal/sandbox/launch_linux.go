@@ -523,11 +523,15 @@ func NewHelper() (*Helper, error) {
 	return h, nil
 }
 
-// Started closes the helper's own ends of its pipes in the tool, once
-// it runs (or failed to start).
-func (h *Helper) Started() {
+// Started closes the helper's own ends of its pipes in the tool, once it
+// runs, or once starting it failed (err): then the probe may be stale
+// (namespaces switched off since), and the next process probes again.
+func (h *Helper) Started(err error) {
 	for _, f := range h.ExtraFiles {
 		f.Close()
+	}
+	if err != nil {
+		forgetProbe()
 	}
 }
 

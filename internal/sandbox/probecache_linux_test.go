@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"testing"
@@ -107,4 +108,20 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// A helper that cannot even be started (namespaces switched off since
+// the probe, say) makes the next process probe again too.
+func TestProbeCacheForgottenWhenTheHelperCannotStart(t *testing.T) {
+	path := cacheHome(t)
+	keepProbe(path, factsOf(probe(), probeKey()))
+	h, err := NewHelper()
+	if err != nil {
+		t.Skipf("no helper here: %v", err)
+	}
+	h.Started(errors.New("clone: operation not permitted"))
+	h.Discard()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the cached probe is still there (%v), want it forgotten", err)
+	}
 }
