@@ -121,7 +121,7 @@ func (e *WorkdirError) Hints() []string {
 func Run(ctx context.Context, s Spec) (Result, error) {
 	var h *helper
 	var helperErr error
-	if s.Sandbox != nil {
+	if s.Sandbox != nil && sandbox.UsesHelper() {
 		// The sandbox helper starts first: its start-up and prepare's
 		// work (the git snapshot, cgroups, the environment) need nothing
 		// of each other, so they run side by side.

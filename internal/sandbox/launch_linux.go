@@ -488,6 +488,10 @@ func (c *caps) launch() *Launch {
 	return l
 }
 
+// UsesHelper says whether contained commands start through the helper:
+// on Linux they always do.
+func UsesHelper() bool { return true }
+
 // Helper is a helper started before its command is set up. The helper's
 // start (a Go program re-executed in fresh namespaces) is the largest
 // part of what the sandbox costs a command, and Prepare's work (the git

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,3 +114,25 @@ func Main(args []string) int {
 
 // RemoveStaleCgroups has nothing to remove off Linux.
 func RemoveStaleCgroups() (int, error) { return 0, nil }
+
+// UsesHelper says whether contained commands start through the helper;
+// off Linux they do not.
+func UsesHelper() bool { return false }
+
+// Helper exists off Linux only so that callers compile: NewHelper always
+// fails, and UsesHelper says not to call it.
+type Helper struct{ Launch }
+
+// NewHelper fails: there is no helper off Linux.
+func NewHelper() (*Helper, error) { return nil, errors.New("sandbox: no helper off Linux") }
+
+// Started does nothing off Linux.
+func (h *Helper) Started(err error) {}
+
+// Discard does nothing off Linux.
+func (h *Helper) Discard() {}
+
+// Hand fails: there is no helper off Linux.
+func (pr *Prepared) Hand(h *Helper, pid int, c Command) error {
+	return errors.New("sandbox: no helper off Linux")
+}
