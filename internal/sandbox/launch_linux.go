@@ -78,8 +78,7 @@ func Probe() Report {
 
 func probe() *caps {
 	probeOnce.Do(func() {
-		key := probeKey()
-		path := probeCachePath(key)
+		path, key := probeCachePath(), probeKey()
 		if f, ok := cachedProbe(path, key); ok {
 			probed = capsFrom(f)
 			return

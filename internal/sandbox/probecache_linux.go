@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/failpass/failpass/internal/atomicfile"
 	"golang.org/x/sys/unix"
@@ -39,20 +38,20 @@ type probeFacts struct {
 // probeCacheVersion changes whenever what a probe checks changes.
 const probeCacheVersion = "1"
 
-// probeCachePath is where the probe cached under key lives; "" when
-// there is no cache folder. Each binary (each key) has its own file, so
-// two failpass builds used in turn do not evict each other.
-func probeCachePath(key string) string {
+// probeCachePath is the file of cached probes; "" when there is no
+// cache folder.
+func probeCachePath() string {
 	dir, err := os.UserCacheDir()
-	if err != nil || !filepath.IsAbs(dir) || len(key) < 16 {
+	if err != nil || !filepath.IsAbs(dir) {
 		return ""
 	}
-	return filepath.Join(dir, "failpass", "sandbox-probe-"+key[:16]+".json")
+	return filepath.Join(dir, "failpass", "sandbox-probe.json")
 }
 
-// probeCacheMaxAge is how long an unused cached probe is kept: the files
-// of old builds and past boots go when a new one is written.
-const probeCacheMaxAge = 7 * 24 * time.Hour
+// probeCacheEntries bounds the file: one entry per failpass binary (and
+// boot, user, cgroups) that probed lately, newest first, so two builds
+// used in turn do not evict each other and old builds fall off the end.
+const probeCacheEntries = 8
 
 // probeKey names this kernel boot, this binary, this user and this
 // process's cgroups. "" when one of them cannot be read: then nothing is
@@ -81,45 +80,75 @@ func probeKey() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// cachedProbe returns the facts cached under key, if any.
-func cachedProbe(path, key string) (probeFacts, bool) {
-	if path == "" || key == "" {
-		return probeFacts{}, false
+// readProbes reads the cache file; a missing, oversized or damaged file
+// is an empty cache.
+func readProbes(path string) []probeFacts {
+	if path == "" {
+		return nil
 	}
 	b, err := os.ReadFile(path)
-	if err != nil || len(b) > 64<<10 {
-		return probeFacts{}, false
+	if err != nil || len(b) > 256<<10 {
+		return nil
 	}
-	var f probeFacts
-	if json.Unmarshal(b, &f) != nil || f.Key != key {
-		return probeFacts{}, false
+	var fs []probeFacts
+	if json.Unmarshal(b, &fs) != nil {
+		return nil
 	}
-	return f, true
+	return fs
 }
 
-// keepProbe caches f; a cache that cannot be written is no error.
-func keepProbe(path string, f probeFacts) {
-	if path == "" || f.Key == "" {
-		return
+// writeProbes replaces the cache file with fs, at most probeCacheEntries
+// of them; a cache that cannot be written is no error. Two processes
+// writing at once lose one entry at worst: one more probe later.
+func writeProbes(path string, fs []probeFacts) {
+	if len(fs) > probeCacheEntries {
+		fs = fs[:probeCacheEntries]
 	}
-	b, err := json.Marshal(f)
+	b, err := json.Marshal(fs)
 	if err != nil || os.MkdirAll(filepath.Dir(path), 0o700) != nil {
 		return
 	}
 	atomicfile.Write(path, b, 0o600)
-	old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "sandbox-probe-*.json"))
-	for _, o := range old {
-		if fi, err := os.Stat(o); err == nil && time.Since(fi.ModTime()) > probeCacheMaxAge {
-			os.Remove(o)
+}
+
+// cachedProbe returns the facts cached under key, if any.
+func cachedProbe(path, key string) (probeFacts, bool) {
+	if key == "" {
+		return probeFacts{}, false
+	}
+	for _, f := range readProbes(path) {
+		if f.Key == key {
+			return f, true
 		}
 	}
+	return probeFacts{}, false
+}
+
+// keepProbe caches f first in the file.
+func keepProbe(path string, f probeFacts) {
+	if path == "" || f.Key == "" {
+		return
+	}
+	fs := []probeFacts{f}
+	for _, o := range readProbes(path) {
+		if o.Key != f.Key {
+			fs = append(fs, o)
+		}
+	}
+	writeProbes(path, fs)
 }
 
 // forgetProbe drops this binary's cached probe: a helper failed to apply
 // a layer the cache said this machine has.
 func forgetProbe() {
-	if p := probeCachePath(probeKey()); p != "" {
-		os.Remove(p)
+	path, key := probeCachePath(), probeKey()
+	if path == "" {
+		return
+	}
+	old := readProbes(path)
+	fs := slices.DeleteFunc(slices.Clone(old), func(f probeFacts) bool { return f.Key == key })
+	if len(fs) != len(old) {
+		writeProbes(path, fs)
 	}
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -11,8 +12,8 @@ import (
 func cacheHome(t *testing.T) string {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	p := probeCachePath(probeKey())
-	if p == "" {
+	p := probeCachePath()
+	if p == "" || probeKey() == "" {
 		t.Skip("no cache folder or no probe key on this machine")
 	}
 	return p
@@ -21,6 +22,27 @@ func cacheHome(t *testing.T) string {
 func sameReport(a, b Report) bool {
 	return slices.Equal(a.Applied, b.Applied) && slices.Equal(a.Missing, b.Missing) &&
 		slices.Equal(a.Features, b.Features) && a.Landlock == b.Landlock
+}
+
+// The cache keeps the newest probeCacheEntries probes, one per key,
+// newest first; forgetting one keeps the others.
+func TestProbeCacheBounded(t *testing.T) {
+	path := cacheHome(t)
+	facts := factsOf(probe(), "")
+	for i := 0; i < probeCacheEntries+3; i++ {
+		facts.Key = fmt.Sprintf("key-%02d", i)
+		keepProbe(path, facts)
+	}
+	facts.Key = "key-05"
+	keepProbe(path, facts) // seen again: moves to the front
+	var keys []string
+	for _, f := range readProbes(path) {
+		keys = append(keys, f.Key)
+	}
+	want := []string{"key-05", "key-10", "key-09", "key-08", "key-07", "key-06", "key-04", "key-03"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("cached keys %q, want %q", keys, want)
+	}
 }
 
 // A cached probe gives back exactly what the probe found, and only to
@@ -92,8 +114,8 @@ func TestProbeCacheForgotten(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.end(pr)
-			if _, err := os.Stat(path); !os.IsNotExist(err) {
-				t.Errorf("the cached probe is still there (%v), want it forgotten", err)
+			if _, ok := cachedProbe(path, probeKey()); ok {
+				t.Error("the cached probe is still there, want it forgotten")
 			}
 		})
 	}
@@ -121,7 +143,7 @@ func TestProbeCacheForgottenWhenTheHelperCannotStart(t *testing.T) {
 	}
 	h.Started(errors.New("clone: operation not permitted"))
 	h.Discard()
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("the cached probe is still there (%v), want it forgotten", err)
+	if _, ok := cachedProbe(path, probeKey()); ok {
+		t.Error("the cached probe is still there, want it forgotten")
 	}
 }
