@@ -175,6 +175,9 @@ type gateRun struct {
 	inconclusive bool
 	// probed says v.Sandbox holds a real report (see sandboxReport).
 	probed bool
+	// session is the sandbox helper the gate's commands share, when the
+	// sandbox is on (nil in a batch: its pool shares worktrees instead).
+	session *run.Session
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
@@ -455,11 +458,14 @@ func (g *gateRun) dynamicRules(ctx context.Context) error {
 		g.sandboxReport() // commands run from here on: the verdict says how
 		return g.batch.dynamicRules(ctx, g)
 	}
-	if !g.probed {
-		// The probe starts a helper process of its own; it needs nothing
-		// from the worktree, so it runs while git checks that out.
-		// sandboxReport below waits for it (sandbox.Probe runs once).
-		go sandbox.Probe()
+	if g.o.Sandbox != nil {
+		// Every command of this gate runs through one sandbox helper. The
+		// probe and the helper need nothing from the worktree, so they
+		// start while git checks that out; sandboxReport below waits for
+		// the probe (sandbox.Probe runs once).
+		g.session = run.NewSession()
+		defer g.session.Close()
+		go g.session.Start(g.o.Sandbox)
 	}
 	wt, err := worktree.Add(ctx, g.o.Repo, g.base)
 	if err != nil {
@@ -546,7 +552,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		}
 		res, err := run.Run(ctx, run.Spec{
 			Argv: cmd.Cmd, Root: g.wt.Dir, Workdir: cmd.Workdir, Env: env,
-			Timeout: cmd.Timeout, Log: logPath, Sandbox: g.o.Sandbox,
+			Timeout: cmd.Timeout, Log: logPath, Sandbox: g.o.Sandbox, Session: g.session,
 		})
 		if err != nil {
 			var we *run.WorkdirError

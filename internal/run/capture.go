@@ -35,7 +35,7 @@ func Capture(ctx context.Context, s Spec, stdin []byte, maxOut int64) ([]byte, R
 	if maxOut <= 0 {
 		return nil, Result{}, errors.New("run: capture needs a positive output limit")
 	}
-	p, res, err := prepare(s)
+	p, res, err := prepare(s, nil)
 	if err != nil || res.StartErr != nil {
 		return nil, res, err
 	}

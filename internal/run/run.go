@@ -45,6 +45,7 @@ type Spec struct {
 	Log     string          // log file path ("" discards output)
 	MaxLog  int64           // 0 means DefaultMaxLog (1 MiB)
 	Sandbox *sandbox.Policy // nil runs the command uncontained (--sandbox=off); see sandbox.go
+	Session *Session        // with Sandbox, the helper the command shares with the session's others; see session.go
 }
 
 // Result is how a command ended. Output is never part of it: exit codes
@@ -119,6 +120,11 @@ func (e *WorkdirError) Hints() []string {
 // re-parented to failpass (see reap_linux.go); Run returns within
 // drainGrace of that even when an escapee keeps the pipe open.
 func Run(ctx context.Context, s Spec) (Result, error) {
+	if s.Session != nil && s.Sandbox != nil && sandbox.UsesHelper() {
+		if res, err, ok := s.Session.run(ctx, s); ok {
+			return res, err
+		}
+	}
 	var h *helper
 	var helperErr error
 	if s.Sandbox != nil && sandbox.UsesHelper() {
@@ -127,7 +133,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		// of each other, so they run side by side.
 		h, helperErr = startHelper()
 	}
-	p, res, err := prepare(s) // refuses a program that cannot run the helper at all
+	p, res, err := prepare(s, nil) // refuses a program that cannot run the helper at all
 	if err != nil || res.StartErr != nil {
 		h.discard()
 		return res, err
@@ -205,7 +211,7 @@ type prepared struct {
 // prepare checks s and opens its log. A problem before the command exists
 // is an error; a program that cannot be found is a Result with StartErr
 // (written to the log too), as a failure to start is.
-func prepare(s Spec) (*prepared, Result, error) {
+func prepare(s Spec, sess *sandbox.Session) (*prepared, Result, error) {
 	if len(s.Argv) == 0 || s.Argv[0] == "" {
 		return nil, Result{}, errors.New("run: empty argv")
 	}
@@ -218,7 +224,7 @@ func prepare(s Spec) (*prepared, Result, error) {
 		p.env = defaultEnv()
 	}
 	if s.Sandbox != nil {
-		if p.sb, p.env, err = prepareSandbox(s, p.env); err != nil {
+		if p.sb, p.env, err = prepareSandbox(s, p.env, sess); err != nil {
 			return nil, Result{}, err
 		}
 	}

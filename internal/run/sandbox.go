@@ -23,8 +23,14 @@ type sandboxRun struct{ pr *sandbox.Prepared }
 // prepareSandbox sets up s.Sandbox for one command and returns the
 // environment the command gets inside it; argv[0] must be resolved
 // against that environment's PATH, never the tool's.
-func prepareSandbox(s Spec, env []string) (*sandboxRun, []string, error) {
-	pr, err := s.Sandbox.Prepare(s.Root, env)
+func prepareSandbox(s Spec, env []string, sess *sandbox.Session) (*sandboxRun, []string, error) {
+	var pr *sandbox.Prepared
+	var err error
+	if sess != nil {
+		pr, err = sess.Prepare(s.Sandbox, s.Root, env)
+	} else {
+		pr, err = s.Sandbox.Prepare(s.Root, env)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,17 +66,23 @@ func (sb *sandboxRun) finish(res *Result) error {
 		return nil
 	}
 	o, err := sb.pr.Finish()
-	if o.Known {
-		switch {
-		case !o.Started:
-			res.Exit, res.StartErr = -1, o.StartErr
-		case o.Signal != "":
-			res.Exit, res.Signal = -1, o.Signal
-		default:
-			res.Exit, res.Signal = o.Exit, ""
-		}
-	}
+	foldOutcome(res, o)
 	return err
+}
+
+// foldOutcome puts the helper's report, when it gave one, in res.
+func foldOutcome(res *Result, o sandbox.Outcome) {
+	if !o.Known {
+		return
+	}
+	switch {
+	case !o.Started:
+		res.Exit, res.StartErr = -1, o.StartErr
+	case o.Signal != "":
+		res.Exit, res.Signal = -1, o.Signal
+	default:
+		res.Exit, res.Signal = o.Exit, ""
+	}
 }
 
 // started tells the sandbox the helper's pid.

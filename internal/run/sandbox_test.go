@@ -40,6 +40,22 @@ func TestRunSandboxed(t *testing.T) {
 	if r := sandbox.Probe(); !r.Has(sandbox.Processes) || !r.Has(sandbox.Filesystem) {
 		t.Skipf("this machine cannot provide the processes and filesystem layers: %v", r.Why)
 	}
+	testSandboxed(t, nil)
+}
+
+// TestRunSandboxedSession runs TestRunSandboxed's cases through one
+// session helper, in turn: each must end as it does with a helper of its
+// own, a timeout included (the helper it kills is replaced).
+func TestRunSandboxedSession(t *testing.T) {
+	if r := sandbox.Probe(); !r.Has(sandbox.Processes) || !r.Has(sandbox.Filesystem) {
+		t.Skipf("this machine cannot provide the processes and filesystem layers: %v", r.Why)
+	}
+	sess := NewSession()
+	defer sess.Close()
+	testSandboxed(t, sess)
+}
+
+func testSandboxed(t *testing.T, sess *Session) {
 	wt := sandboxWorktree(t, map[string]string{"go": "#!/bin/sh\necho PLANTED\nexit 0\n"})
 	t.Setenv("FAILPASS_TEST_TOKEN", "s3cret") // the tool's own secret
 	env := []string{"PATH=.:" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
@@ -90,7 +106,7 @@ func TestRunSandboxed(t *testing.T) {
 			logPath := filepath.Join(t.TempDir(), "log")
 			start := time.Now()
 			r, err := Run(context.Background(), Spec{Argv: tc.argv, Root: wt, Env: env, Timeout: tc.timeout, Log: logPath,
-				Sandbox: &sandbox.Policy{CacheDir: filepath.Join(t.TempDir(), "cache")}})
+				Sandbox: &sandbox.Policy{CacheDir: filepath.Join(t.TempDir(), "cache")}, Session: sess})
 			if err != nil {
 				t.Fatalf("Run(%q) error = %v", tc.argv, err)
 			}

@@ -37,6 +37,9 @@ const (
 // termination signals, and exits when the command does, which makes the
 // kernel kill whatever else is left in the namespace.
 func Main(args []string) int {
+	if len(args) == 1 && args[0] == sessionArg {
+		return mainSession()
+	}
 	// Every step runs on this one OS thread, and the command is forked
 	// from it: per-thread state (the capability bounding set) need only be
 	// set here.
@@ -123,53 +126,94 @@ func (h *helper) step(f Feature, name string, fn func() error) *Error {
 	return nil
 }
 
+// applyAll applies every layer, in order, on the calling thread: the
+// process's own (applyProcess), the command's files (applyFiles) and the
+// thread's (applyThread). A one-command helper forks its command from
+// that thread; a session helper (session_linux.go) applies the process's
+// layers once and the other two afresh for each command.
 func (h *helper) applyAll() *Error {
-	c := h.cfg
-	var err *Error
-	run := func(f Feature, name string, fn func() error) {
-		if err == nil {
-			err = h.step(f, name, fn)
-		}
+	if err := h.applyProcess(); err != nil {
+		return err
 	}
+	if err := h.applyFiles(); err != nil {
+		return err
+	}
+	return h.applyThread()
+}
+
+// layers applies each step in turn until one fails (see step).
+type layers struct {
+	h   *helper
+	err *Error
+}
+
+func (l *layers) run(f Feature, name string, fn func() error) {
+	if l.err == nil {
+		l.err = l.h.step(f, name, fn)
+	}
+}
+
+// applyProcess applies the layers that belong to the whole helper
+// process: its cgroups, its namespaces as PID 1, /proc, the loopback, the
+// hostname, and the rlimits its children inherit.
+func (h *helper) applyProcess() *Error {
+	c, l := h.cfg, &layers{h: h}
 	for _, cg := range c.Cgroups {
-		run("", "join cgroup "+cg, func() error { return joinCgroup(cg) })
+		l.run("", "join cgroup "+cg, func() error { return joinCgroup(cg) })
 	}
 	if c.Namespaces {
 		// Each namespace exists already (clone made them); the helper only
 		// proves it is in a new one where that is observable.
-		run(FeatPIDNS, "pid namespace", func() error {
+		l.run(FeatPIDNS, "pid namespace", func() error {
 			if os.Getpid() != 1 {
 				return fmt.Errorf("helper is pid %d, not 1", os.Getpid())
 			}
 			return nil
 		})
-		run(FeatMountNS, "make mounts private", func() error {
+		l.run(FeatMountNS, "make mounts private", func() error {
 			return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
 		})
-		run(FeatProc, "mount /proc", func() error {
+		l.run(FeatProc, "mount /proc", func() error {
 			return unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 		})
-		run(FeatNetNS, "network namespace", onlyLoopback)
-		run(FeatLoopback, "bring up lo", loopbackUp)
-		run(FeatIPCNS, "ipc namespace", func() error { return nil })
-		run(FeatUTSNS, "set hostname", func() error { return unix.Sethostname([]byte("failpass-sandbox")) })
-		run(FeatPrivateTmp, "private /tmp", func() error { return privateTmp(c) })
-		run(FeatGitRO, "git folders read-only", func() error { return applyBinds(c.Binds) })
-		run(FeatGitConfigMasked, "mask the repository's config", func() error { return applyMasks(c.Masks) })
+		l.run(FeatNetNS, "network namespace", onlyLoopback)
+		l.run(FeatLoopback, "bring up lo", loopbackUp)
+		l.run(FeatIPCNS, "ipc namespace", func() error { return nil })
+		l.run(FeatUTSNS, "set hostname", func() error { return unix.Sethostname([]byte("failpass-sandbox")) })
+	}
+	l.run(FeatRlimits, "rlimits", func() error { return setRlimits(c.Limits) })
+	return l.err
+}
+
+// applyFiles sets up what the command sees of the file system: a private
+// /tmp and HOME, the git folders read-only, the repository's config
+// masked. The mounts land in the calling thread's mount namespace (the
+// process's, or one the thread made for itself with unshare).
+func (h *helper) applyFiles() *Error {
+	c, l := h.cfg, &layers{h: h}
+	if c.Namespaces {
+		l.run(FeatPrivateTmp, "private /tmp", func() error { return privateTmp(c) })
+		l.run(FeatGitRO, "git folders read-only", func() error { return applyBinds(c.Binds) })
+		l.run(FeatGitConfigMasked, "mask the repository's config", func() error { return applyMasks(c.Masks) })
 	} else {
-		run(FeatPrivateTmp, "private temp folder", func() error { return os.MkdirAll(c.Home, 0o700) })
+		l.run(FeatPrivateTmp, "private temp folder", func() error { return os.MkdirAll(c.Home, 0o700) })
 	}
-	run(FeatRlimits, "rlimits", func() error { return setRlimits(c.Limits) })
+	return l.err
+}
+
+// applyThread applies the layers that belong to the calling thread and
+// pass to the children it forks: Landlock, no_new_privs and the
+// capability bounding set.
+func (h *helper) applyThread() *Error {
+	c, l := h.cfg, &layers{h: h}
 	if c.Landlock {
-		run(FeatLandlock, "landlock", func() error { return h.landlock() })
+		l.run(FeatLandlock, "landlock", func() error { return h.landlock() })
 	}
-	// Like the capability bounding set, no_new_privs belongs to the
-	// thread the command is forked from.
-	run(FeatNoNewPrivs, "no_new_privs", func() error {
+	l.run(FeatNoNewPrivs, "no_new_privs", func() error {
 		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	})
-	run(FeatNoCaps, "drop capabilities", dropCapabilities)
-	return err
+	l.run(FeatNoCaps, "drop capabilities", dropCapabilities)
+	return l.err
 }
 
 // onlyLoopback checks that the network namespace has no interface but
@@ -419,6 +463,20 @@ func (h *helper) runCommand(report func(status)) int {
 			syscall.Kill(pid, s.(syscall.Signal))
 		}
 	}()
+	st := waitFor(pid)
+	report(st)
+	switch {
+	case st.Err != "":
+		return exitSandboxFailed
+	case st.Signal != "":
+		return 128 + int(st.signal)
+	}
+	return st.Exit
+}
+
+// waitFor reaps children until pid, the command, ends, and says how it
+// did. Orphans re-parented to the helper (PID 1) are reaped on the way.
+func waitFor(pid int) status {
 	for {
 		var ws syscall.WaitStatus
 		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -426,19 +484,16 @@ func (h *helper) runCommand(report func(status)) int {
 			continue
 		}
 		if err != nil {
-			report(status{Started: true, Step: "wait", Err: err.Error()})
-			return exitSandboxFailed
+			return status{Started: true, Step: "wait", Err: err.Error()}
 		}
 		if wpid != pid {
-			continue // an orphan re-parented to PID 1: reaped, nothing more
+			continue
 		}
 		switch {
 		case ws.Exited():
-			report(status{Started: true, Exit: ws.ExitStatus()})
-			return ws.ExitStatus()
+			return status{Started: true, Exit: ws.ExitStatus()}
 		case ws.Signaled():
-			report(status{Started: true, Exit: -1, Signal: ws.Signal().String()})
-			return 128 + int(ws.Signal())
+			return status{Started: true, Exit: -1, Signal: ws.Signal().String(), signal: ws.Signal()}
 		}
 	}
 }

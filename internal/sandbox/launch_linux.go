@@ -311,6 +311,12 @@ type Prepared struct {
 // base is the environment the caller composed (an allow-list of the
 // tool's environment plus the card's signed env).
 func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
+	return p.prepare(root, base, true)
+}
+
+// prepare is Prepare; withCgroups makes the command's own cgroups (a
+// session's commands share the session's).
+func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepared, error) {
 	c := probe()
 	if c.noHelper != nil {
 		return nil, &Error{Step: "helper", Err: "this program cannot run the sandbox helper: " + c.noHelper.Error()}
@@ -386,22 +392,37 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 		pr.masks = append(pr.masks, mask{Path: filepath.Join(gp.commonDir, "config"), Content: string(sanitizeGitConfig(b))})
 	}
 
-	if c.mem != nil {
-		cg, err := newCgroup(c.mem, pr.policy.Limits)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: memory cgroup: %w", err)
+	if withCgroups {
+		if pr.cgroups, err = newCgroups(c, pr.policy.Limits); err != nil {
+			return nil, err
 		}
-		pr.cgroups = append(pr.cgroups, cg)
-	}
-	if c.pids != nil && (c.mem == nil || c.pids.dir != c.mem.dir) {
-		cg, err := newCgroup(c.pids, pr.policy.Limits)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: pids cgroup: %w", err)
-		}
-		pr.cgroups = append(pr.cgroups, cg)
 	}
 	ok = true
 	return pr, nil
+}
+
+// newCgroups makes the memory and pids cgroups this machine allows (one
+// cgroup for both with cgroup v2).
+func newCgroups(c *caps, lim Limits) ([]*cgroup, error) {
+	var cgs []*cgroup
+	if c.mem != nil {
+		cg, err := newCgroup(c.mem, lim)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: memory cgroup: %w", err)
+		}
+		cgs = append(cgs, cg)
+	}
+	if c.pids != nil && (c.mem == nil || c.pids.dir != c.mem.dir) {
+		cg, err := newCgroup(c.pids, lim)
+		if err != nil {
+			for _, cg := range cgs {
+				cg.remove()
+			}
+			return nil, fmt.Errorf("sandbox: pids cgroup: %w", err)
+		}
+		cgs = append(cgs, cg)
+	}
+	return cgs, nil
 }
 
 // Launch is how to start the helper for one command: the caller starts
@@ -432,7 +453,7 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	if pr.launched {
 		return nil, errors.New("sandbox: Launch called twice")
 	}
-	js, err := pr.helperConfig(c)
+	js, err := json.Marshal(pr.helperConfig(c))
 	if err != nil {
 		return nil, err
 	}
@@ -452,8 +473,8 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	return l, nil
 }
 
-// helperConfig is the helper's configuration for c, as JSON.
-func (pr *Prepared) helperConfig(c Command) ([]byte, error) {
+// helperConfig is the helper's configuration for c.
+func (pr *Prepared) helperConfig(c Command) helperConfig {
 	cfg := helperConfig{
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
 		Namespaces: pr.caps.namespaces, Tmp: pr.tmp, Home: pr.home,
@@ -468,7 +489,7 @@ func (pr *Prepared) helperConfig(c Command) ([]byte, error) {
 	} else {
 		cfg.Writable = append(cfg.Writable, pr.tmp)
 	}
-	return json.Marshal(cfg)
+	return cfg
 }
 
 // launch is how every helper on this machine starts: the program, its
@@ -555,7 +576,7 @@ func (pr *Prepared) Hand(h *Helper, pid int, c Command) error {
 	if h.caps != pr.caps {
 		return errors.New("sandbox: the helper was started for another probe of this machine")
 	}
-	js, err := pr.helperConfig(c)
+	js, err := json.Marshal(pr.helperConfig(c))
 	if err != nil {
 		return err
 	}
@@ -598,20 +619,29 @@ type Outcome struct {
 // *IntegrityError: nothing failpass does in that repository afterwards
 // can be trusted.
 func (pr *Prepared) Finish() (Outcome, error) {
-	var o Outcome
+	var st *status
 	if pr.statusR != nil {
 		if pr.statusW != nil {
 			pr.statusW.Close()
 		}
-		b, _ := io.ReadAll(io.LimitReader(pr.statusR, 1<<20))
-		var st status
-		if json.Unmarshal(b, &st) == nil {
-			o.Known, o.Started, o.Exit, o.Signal = true, st.Started, st.Exit, st.Signal
-			if st.Err != "" {
-				o.StartErr = &Error{Step: st.Step, Err: st.Err}
-				if !st.Started && st.Step != "exec" {
-					forgetProbe() // a layer the probe promised failed: probe again next time
-				}
+		b, _ := io.ReadAll(io.LimitReader(pr.statusR, maxStatus))
+		var x status
+		if json.Unmarshal(b, &x) == nil {
+			st = &x
+		}
+	}
+	return pr.finish(st)
+}
+
+// finish is Finish with the helper's status read (nil: it gave none).
+func (pr *Prepared) finish(st *status) (Outcome, error) {
+	var o Outcome
+	if st != nil {
+		o.Known, o.Started, o.Exit, o.Signal = true, st.Started, st.Exit, st.Signal
+		if st.Err != "" {
+			o.StartErr = &Error{Step: st.Step, Err: st.Err}
+			if !st.Started && st.Step != "exec" {
+				forgetProbe() // a layer the probe promised failed: probe again next time
 			}
 		}
 	}

@@ -136,3 +136,32 @@ func (h *Helper) Discard() {}
 func (pr *Prepared) Hand(h *Helper, pid int, c Command) error {
 	return errors.New("sandbox: no helper off Linux")
 }
+
+// Session exists off Linux only so that callers compile: NewSession
+// returns none, and each command runs as Prepare sets it up.
+type Session struct{ Launch }
+
+// NewSession returns nil: there is no helper off Linux.
+func NewSession(p *Policy) (*Session, error) { return nil, nil }
+
+// Started does nothing off Linux.
+func (s *Session) Started(pid int, err error) {}
+
+// Prepare is Policy.Prepare off Linux.
+func (s *Session) Prepare(p *Policy, root string, base []string) (*Prepared, error) {
+	return p.Prepare(root, base)
+}
+
+// Send fails: there is no helper off Linux.
+func (s *Session) Send(pr *Prepared, c Command, out *os.File) error {
+	return errors.New("sandbox: no helper off Linux")
+}
+
+// Wait finishes pr.
+func (s *Session) Wait(pr *Prepared) (Outcome, error) { return pr.Finish() }
+
+// Broken is always true off Linux.
+func (s *Session) Broken() bool { return true }
+
+// Close does nothing off Linux.
+func (s *Session) Close() error { return nil }
