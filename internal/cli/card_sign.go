@@ -266,6 +266,8 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 		return nil, sign.Verdict{}, err
 	}
 	fmt.Fprintf(env.Stderr, "logs: %s\n", logDir)
+	sess := run.NewSession() // every run of the table shares one sandbox helper
+	defer sess.Close()
 
 	one := func(role card.Role, i int) (run.Result, error) {
 		if i > 0 || role == card.RoleInvariant {
@@ -278,7 +280,7 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 		cmd := c.Command(role)
 		log := filepath.Join(logDir, fmt.Sprintf("%s-%d.log", role, i+1))
 		res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
-			Env: signEnv(env.Getenv, cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy})
+			Env: signEnv(env.Getenv, cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy, Session: sess})
 		if err != nil {
 			return res, err
 		}

@@ -46,6 +46,8 @@ func (e *engine) steps() []step {
 func (e *engine) runValidation(dir, tag string) ([]contract.ValidationOutcome, map[string]string) {
 	var outs []contract.ValidationOutcome
 	logs := map[string]string{}
+	sess := run.NewSession() // the commands share one sandbox helper
+	defer sess.Close()
 	for i, s := range e.steps() {
 		o := contract.ValidationOutcome{Name: s.cmd.Name, Command: s.cmd.Command, Scope: s.cmd.Scope}
 		if s.err != nil {
@@ -59,7 +61,7 @@ func (e *engine) runValidation(dir, tag string) ([]contract.ValidationOutcome, m
 			env = append(append([]string(nil), env...), k+"="+v)
 		}
 		res, err := run.Run(e.ctx, run.Spec{Argv: s.argv, Root: dir, Workdir: s.workdir, Env: env, Timeout: s.timeout, Log: logPath,
-			Sandbox: e.cfg.Sandbox})
+			Sandbox: e.cfg.Sandbox, Session: sess})
 		logs[s.cmd.Name] = logPath
 		switch {
 		case err != nil:
