@@ -166,10 +166,11 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout)
 
-	policy, err := gatePolicy(env, repo, c, *sandboxMode == "off")
+	cardDigest, err := c.Digest()
 	if err != nil {
 		return err
 	}
+	policy := gatePolicy(env, repo, cardDigest, *sandboxMode == "off")
 	runs, verdict, err := signRunTable(ctx, env, repo, c, base, *repeat, policy)
 	if err != nil {
 		return err

@@ -168,10 +168,11 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 			return err
 		}
 	}
-	policy, err := gatePolicy(env, repo, c, f.sandbox == "off")
+	digest, err := c.Digest()
 	if err != nil {
 		return err
 	}
+	policy := gatePolicy(env, repo, digest, f.sandbox == "off")
 	failed := 0
 	for i, d := range diffs {
 		logDir := f.logDir
@@ -179,7 +180,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 			logDir = filepath.Join(logDir, fmt.Sprintf("%03d", i+1))
 		}
 		v, err := gate.Run(ctx, gate.Options{
-			Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: f.diffs[i], Base: base,
+			Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: f.diffs[i], Base: base, CardDigest: digest,
 			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: policy,
 			Repeat: f.repeat, LogDir: logDir, KeepWorktree: f.keepWorktree,
 			Env: gate.DefaultEnv(env.Getenv),
@@ -261,16 +262,12 @@ func gateTrust(ctx context.Context, env *Env, repo *gitx.Repo, f *gateFlags) (fu
 // gatePolicy is the sandbox for a card's commands: on by default, with
 // the card's persistent build caches under the git common directory. Off
 // is the user's explicit choice and is said loudly.
-func gatePolicy(env *Env, repo *gitx.Repo, c *card.Card, off bool) (*sandbox.Policy, error) {
+func gatePolicy(env *Env, repo *gitx.Repo, cardDigest string, off bool) *sandbox.Policy {
 	if off {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --sandbox=off: card commands run UNCONTAINED, with your network, files and processes")
-		return nil, nil
+		return nil
 	}
-	digest, err := c.Digest()
-	if err != nil {
-		return nil, err
-	}
-	return &sandbox.Policy{CacheDir: sandbox.CardCacheDir(repo.CommonDir, digest)}, nil
+	return &sandbox.Policy{CacheDir: sandbox.CardCacheDir(repo.CommonDir, cardDigest)}
 }
 
 // batchCandidate is one candidate of a batch, in input order.
@@ -376,6 +373,7 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 	// Per card: its resolved base and sandbox policy, computed once.
 	type cardSetup struct {
 		base   string
+		digest string
 		policy *sandbox.Policy
 	}
 	setups := map[*card.Card]*cardSetup{}
@@ -387,12 +385,11 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 		if out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", gate.BaseRev(c.card)+"^{commit}"); err == nil {
 			s.base = strings.TrimSpace(string(out))
 		}
+		if s.digest, err = c.card.Digest(); err != nil {
+			return err
+		}
 		if f.sandbox != "off" {
-			d, err := c.card.Digest()
-			if err != nil {
-				return err
-			}
-			s.policy = &sandbox.Policy{CacheDir: sandbox.CardCacheDir(repo.CommonDir, d)}
+			s.policy = &sandbox.Policy{CacheDir: sandbox.CardCacheDir(repo.CommonDir, s.digest)}
 		}
 		setups[c.card] = s
 	}
@@ -422,7 +419,7 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 				c := cands[i]
 				s := setups[c.card]
 				v, err := b.Gate(ctx, gate.Options{
-					Repo: repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name, Base: s.base,
+					Repo: repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name, Base: s.base, CardDigest: s.digest,
 					Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: s.policy,
 					Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
 				})

@@ -94,6 +94,10 @@ type Options struct {
 	// Base is the card's base already resolved by the caller (see
 	// gitx.OpenResolve); "" makes the gate resolve it.
 	Base string
+	// CardDigest is Card.Digest() when the caller has it already; ""
+	// makes the gate compute it. (A digest re-validates the card: a
+	// millisecond or two a statically refused diff need not pay twice.)
+	CardDigest string
 
 	// Trust decides card.signature. It returns the principals that signed.
 	// When nil the card is treated as unsigned: the rule fails unless
@@ -146,12 +150,15 @@ func runGate(ctx context.Context, o Options, b *Batch) (*Verdict, error) {
 	}
 	sum := sha256.Sum256(o.Diff)
 	g.v.DiffDigest = "sha256:" + hex.EncodeToString(sum[:])
-	d, err := o.Card.Digest()
-	if err != nil {
-		return nil, err
+	g.v.CardDigest = o.CardDigest
+	if g.v.CardDigest == "" {
+		d, err := o.Card.Digest()
+		if err != nil {
+			return nil, err
+		}
+		g.v.CardDigest = d
 	}
-	g.v.CardDigest = d
-	err = g.run(ctx)
+	err := g.run(ctx)
 	g.v.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
 		return nil, err
@@ -175,6 +182,9 @@ type gateRun struct {
 	inconclusive bool
 	// probed says v.Sandbox holds a real report (see sandboxReport).
 	probed bool
+	// budgetDone says diffRules judged the budget already (a change set
+	// the patch states in full is judged before the base is listed).
+	budgetDone bool
 	// session is the sandbox helper the gate's commands share, when the
 	// sandbox is on (nil in a batch: its pool shares worktrees instead).
 	session *run.Session
@@ -328,18 +338,46 @@ func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 }
 
 func (g *gateRun) diffRules(ctx context.Context) error {
-	// ReadAt lists the base tree while git parses the diff: the modes and
-	// symlink targets only the base knows (patch.ChangeSet.ResolveModes).
-	cs, err := patch.ReadAt(ctx, g.o.Diff, g.o.Repo, g.base)
+	cs, err := patch.Read(ctx, g.o.Diff)
 	if err != nil {
 		var pe *patch.Error
 		if !errors.As(err, &pe) {
 			return err
 		}
-		switch pe.Rule {
-		case RuleDiffPath:
+		if pe.Rule == RuleDiffPath {
 			g.ok(RuleDiffParse)
-		case RuleDiffApply:
+		}
+		return g.fail(pe.Rule, pe.Msg)
+	}
+	if cs.Stated() {
+		// The patch states every mode and symlink target the budget reads:
+		// the budget judges it before the base is listed (a git call that
+		// a refused diff need not wait for), and the listing then only
+		// confirms that the diff fits the base.
+		g.ok(RuleDiffParse)
+		g.ok(RuleDiffPath)
+		g.cs, g.v.Changes = cs, cs
+		if err := g.budgetRules(ctx); err != nil {
+			return err
+		}
+		g.budgetDone = true
+		if err := cs.ResolveModes(ctx, g.o.Repo, g.base); err != nil {
+			var pe *patch.Error
+			if errors.As(err, &pe) && pe.Rule == RuleDiffApply {
+				return g.fail(pe.Rule, pe.Msg)
+			}
+			return err
+		}
+		return nil
+	}
+	// The base tree gives the modes and symlink targets the patch leaves
+	// out (patch.ChangeSet.ResolveModes).
+	if err := cs.ResolveModes(ctx, g.o.Repo, g.base); err != nil {
+		var pe *patch.Error
+		if !errors.As(err, &pe) {
+			return err
+		}
+		if pe.Rule == RuleDiffApply {
 			// The diff does not fit the base; the budget rules come first
 			// in gate order and judge what the patch states.
 			g.ok(RuleDiffParse)
@@ -359,6 +397,9 @@ func (g *gateRun) diffRules(ctx context.Context) error {
 }
 
 func (g *gateRun) budgetRules(ctx context.Context) error {
+	if g.budgetDone {
+		return nil
+	}
 	oracle, err := g.oracleFiles(ctx)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -62,8 +63,15 @@ func TestRandomEdits(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Read(%q): %v", diff, err)
 			}
+			stated := cs.Stated()
+			before := slices.Clone(cs.Files)
 			if err := cs.ResolveModes(ctx, r.repo, r.base); err != nil {
 				t.Fatalf("ResolveModes(%q): %v", diff, err)
+			}
+			// The gate judges a stated change set before the base is read:
+			// reading the base must then change nothing in it.
+			if stated && !slices.Equal(before, cs.Files) {
+				t.Fatalf("Stated() but ResolveModes changed the files\ndiff %q\nbefore %+v\nafter  %+v", diff, before, cs.Files)
 			}
 			act, err := Actual(ctx, r.repo, r.applied(diff), r.base)
 			if err != nil {
@@ -78,7 +86,7 @@ func TestRandomEdits(t *testing.T) {
 			if a, s := act.ChangedLines(), cs.ChangedLines(); a != s {
 				t.Errorf("ChangedLines: actual %d, static %d", a, s)
 			}
-			t.Logf("%d sections, %d files, %d lines", len(cs.Files), cs.ChangedFiles(), cs.ChangedLines())
+			t.Logf("%d sections, %d files, %d lines, stated %v", len(cs.Files), cs.ChangedFiles(), cs.ChangedLines(), stated)
 			for i, f := range cs.Files {
 				if f.Symlink && f.Status != Deleted && f.SymlinkTarget == "" {
 					t.Errorf("file %d %+v: symlink without target", i, f)

@@ -39,55 +39,6 @@ func Read(ctx context.Context, diff []byte) (*ChangeSet, error) {
 	return build(secs, got)
 }
 
-// ReadAt is Read followed by ResolveModes against base, with git's parser
-// and the listing of the base tree running side by side: every git process
-// costs about 10 ms, and a diff a static rule refuses should be refused
-// fast. The raw header scan, which needs no git, names the paths to list.
-//
-// A diff that parses but does not fit the base (rule diff.apply) returns
-// both the change set, with only the modes the patch states, and the
-// error; every other error returns no change set.
-func ReadAt(ctx context.Context, diff []byte, repo *gitx.Repo, base string) (*ChangeSet, error) {
-	secs, err := readSections(diff)
-	if err != nil {
-		return nil, err
-	}
-	files := make([]File, len(secs))
-	for i, s := range secs {
-		files[i] = s.File
-	}
-	var tree map[string]treeEntry
-	var treeErr error
-	listed := make(chan struct{})
-	go func() {
-		defer close(listed)
-		tree, treeErr = lsTree(ctx, repo, base, basePaths(files))
-	}()
-	got, err := gitNumstatSummary(ctx, diff)
-	<-listed
-	if err != nil {
-		return nil, err
-	}
-	cs, err := build(secs, got)
-	if err != nil {
-		return nil, err
-	}
-	if treeErr != nil {
-		return nil, treeErr
-	}
-	if err := cs.resolve(ctx, repo, base, tree); err != nil {
-		var pe *Error
-		if errors.As(err, &pe) && pe.Rule == RuleApply {
-			// A diff that does not fit the base still has budget rules to
-			// break, which come first in the gate: the change set is
-			// returned as the patch states it, beside the error.
-			return cs, err
-		}
-		return nil, err
-	}
-	return cs, nil
-}
-
 // readSections is the part of Read that needs no git: the size bound, the
 // strict raw header scan and the path rules.
 func readSections(diff []byte) ([]*section, error) {

@@ -85,6 +85,34 @@ func TestReadOK(t *testing.T) {
 	}
 }
 
+// Stated: only a patch that states every mode (and every symlink's
+// target) may be judged before the base is read.
+func TestStated(t *testing.T) {
+	want := map[string]bool{"modify": true, "create": true, "create empty": true, "delete": true,
+		"pure rename": false, "rename with edit": true, "copy": false}
+	for _, tc := range readOK {
+		w, ok := want[tc.name]
+		if !ok {
+			continue
+		}
+		cs, err := Read(context.Background(), []byte(tc.diff))
+		if err != nil {
+			t.Fatalf("Read(%q): %v", tc.name, err)
+		}
+		if got := cs.Stated(); got != w {
+			t.Errorf("%s: Stated() = %v, want %v", tc.name, got, w)
+		}
+	}
+	noIndex := "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+	cs, err := Read(context.Background(), []byte(noIndex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.Stated() {
+		t.Error("a modification without an index line: Stated() = true, want false (its mode is the base's)")
+	}
+}
+
 const okDiff = "diff --git a/x b/x\nindex 1234567..89abcde 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
 
 // Diffs failpass refuses, with the rule and a fragment of the message.

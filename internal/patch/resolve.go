@@ -77,6 +77,24 @@ func (cs *ChangeSet) ResolveModes(ctx context.Context, repo *gitx.Repo, base str
 	return cs.resolve(ctx, repo, base, tree)
 }
 
+// Stated says the patch itself states everything about its files that
+// ResolveModes could add: every mode of every side that exists, and the
+// target of every symlink it leaves. Then resolving only confirms the
+// modes against the base (or refuses the diff as not fitting it), and
+// rules that judge the change set (the budget) judge the same set before
+// the base is read as after.
+func (cs *ChangeSet) Stated() bool {
+	for _, f := range cs.Files {
+		switch {
+		case f.Status != Added && f.OldMode == "",
+			f.Status != Deleted && f.NewMode == "",
+			f.Status != Deleted && f.NewMode == ModeSymlink && f.SymlinkTarget == "":
+			return false
+		}
+	}
+	return true
+}
+
 // basePaths lists what ResolveModes asks the base tree about: every path
 // the files touch and every folder above them.
 func basePaths(files []File) []string {
