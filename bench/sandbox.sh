@@ -3,13 +3,14 @@
 # against the same commands run uncontained in the same run, interleaved:
 #
 #  1. per command, through run.Run (internal/run TestSandboxOverhead): the
-#     sandbox's own cost (prepare, helper re-exec, namespaces, mounts,
-#     Landlock, cgroups, finish) with the run package's test binary as
-#     the helper;
+#     sandbox's own cost (prepare, namespaces, mounts, Landlock, cgroups,
+#     finish) with the run package's test binary as the helper, both with
+#     a helper re-exec per command and with every command through one
+#     session helper (run.Session);
 #  2. per gate, through the real binary: `failpass gate` on a card whose
 #     four command runs are trivial, default vs --sandbox=off, the
-#     difference divided by the four runs. This includes the failpass
-#     binary's own start-up cost in each helper re-exec.
+#     difference divided by the four runs. The gate's commands share one
+#     session helper; its start-up (a failpass re-exec) is included.
 #
 # The target is at most 25 ms added per command at the median.
 #
