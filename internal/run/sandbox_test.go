@@ -167,8 +167,9 @@ func TestRunSandboxedFlood(t *testing.T) {
 	}
 }
 
-// The helper's configuration goes down a pipe while the helper starts;
-// an environment several times the pipe's buffer still arrives whole.
+// The helper's configuration goes down a pipe while the helper starts
+// (a session's, down its socket); an environment several times the
+// buffer still arrives whole.
 func TestRunSandboxedLargeEnv(t *testing.T) {
 	if r := sandbox.Probe(); !r.Has(sandbox.Processes) {
 		t.Skipf("this machine cannot provide the processes layer: %v", r.Why)
@@ -177,9 +178,13 @@ func TestRunSandboxedLargeEnv(t *testing.T) {
 	// Three variables: one string over 128 KiB is refused by execve itself.
 	big := strings.Repeat("x", 100<<10)
 	env := []string{"PATH=" + os.Getenv("PATH"), "A=" + big, "B=" + big, "C=" + big}
-	r, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", `[ ${#A}${#B}${#C} = 102400102400102400 ]`}, Root: wt, Env: env,
-		Sandbox: &sandbox.Policy{CacheDir: filepath.Join(t.TempDir(), "cache")}})
-	if err != nil || r.Exit != 0 {
-		t.Fatalf("Run with a 300 KiB environment = %v, %v; want exit 0", r, err)
+	sess := NewSession() // a session's configuration goes down its socket instead
+	defer sess.Close()
+	for _, s := range []*Session{nil, sess} {
+		r, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", `[ ${#A}${#B}${#C} = 102400102400102400 ]`}, Root: wt, Env: env,
+			Sandbox: &sandbox.Policy{CacheDir: filepath.Join(t.TempDir(), "cache")}, Session: s})
+		if err != nil || r.Exit != 0 {
+			t.Fatalf("Run with a 300 KiB environment (session %v) = %v, %v; want exit 0", s != nil, r, err)
+		}
 	}
 }

@@ -309,29 +309,21 @@ func endLeftovers() {
 }
 
 // writeFrame writes b as one frame on the socket fd, with rights (a
-// control message, or nil) attached to its header.
+// control message, or nil) attached to its header. A peer that is gone
+// is an EPIPE error, never a SIGPIPE.
 func writeFrame(fd int, b []byte, rights []byte) error {
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(b)))
-	for {
-		err := unix.Sendmsg(fd, hdr[:], rights, nil, 0)
+	msg := append(hdr[:], b...)
+	for len(msg) > 0 {
+		n, err := unix.SendmsgN(fd, msg, rights, nil, unix.MSG_NOSIGNAL)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		break
-	}
-	for len(b) > 0 {
-		n, err := unix.Write(fd, b)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		b = b[n:]
+		msg, rights = msg[n:], nil // the descriptors went with the first bytes
 	}
 	return nil
 }
