@@ -13,6 +13,7 @@ import (
 
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
+	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
 )
@@ -203,6 +204,10 @@ func (b *Batch) dynamic(ctx context.Context, g *gateRun, fp string) error {
 	}
 	defer b.pool.Put(wt)
 	g.wt = wt
+	if g.o.Sandbox != nil {
+		g.session = run.NewSession() // the pass and invariant runs share one helper
+		defer g.session.Close()
+	}
 	if g.o.LogDir, err = b.logDir("candidate"); err != nil {
 		return err
 	}
@@ -297,6 +302,10 @@ func (b *Batch) computeBase(ctx context.Context, g *gateRun, key Key) (*baseResu
 	defer b.pool.Put(wt)
 	bg := &gateRun{o: g.o, v: &Verdict{}, base: g.base, wt: wt}
 	bg.o.Progress = nil
+	if bg.o.Sandbox != nil {
+		bg.session = run.NewSession() // the base runs share one helper
+		defer bg.session.Close()
+	}
 	if bg.o.LogDir, err = b.logDir("base"); err != nil {
 		return nil, err
 	}

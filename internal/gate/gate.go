@@ -185,8 +185,8 @@ type gateRun struct {
 	// budgetDone says diffRules judged the budget already (a change set
 	// the patch states in full is judged before the base is listed).
 	budgetDone bool
-	// session is the sandbox helper the gate's commands share, when the
-	// sandbox is on (nil in a batch: its pool shares worktrees instead).
+	// session is the sandbox helper the commands run in one worktree
+	// share, when the sandbox is on.
 	session *run.Session
 }
 
