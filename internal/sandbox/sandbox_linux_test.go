@@ -188,8 +188,8 @@ func TestSetsidChildDoesNotSurvive(t *testing.T) {
 		script  string
 		timeout time.Duration
 	}{
-		{"exits", "setsid sh -c 'exec -a " + marker + " sleep 300' & sleep 0.2; exit 0", 20 * time.Second},
-		{"timeout", "setsid sh -c 'exec -a " + marker + " sleep 300' & sleep 300", time.Second},
+		{"exits", "setsid bash -c 'exec -a " + marker + " sleep 300' & sleep 0.2; exit 0", 20 * time.Second},
+		{"timeout", "setsid bash -c 'exec -a " + marker + " sleep 300' & sleep 300", time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := contained(t, wt, nil, nil, tc.timeout, sh(tc.script)...)
@@ -786,7 +786,7 @@ func TestDegradedWithoutNamespaces(t *testing.T) {
 		echo ok > "$TMPDIR/t" || { echo "private temp folder not writable"; exit 2; }
 		echo ok > inside.txt || exit 3
 		grep -q '^CapEff:.*0000000000000000' /proc/self/status || { echo "capabilities kept"; exit 4; }
-		setsid sh -c 'exec -a %s sleep 300' &
+		setsid bash -c 'exec -a %s sleep 300' &
 		sleep 0.2
 		exit 7`, hostFile, marker))...)
 	if r.Exit != 7 {
