@@ -121,7 +121,7 @@ func (e *WorkdirError) Hints() []string {
 // drainGrace of that even when an escapee keeps the pipe open.
 func Run(ctx context.Context, s Spec) (Result, error) {
 	if s.Session != nil && s.Sandbox != nil && sandbox.UsesHelper() {
-		if res, err, ok := s.Session.run(ctx, s); ok {
+		if res, ok, err := s.Session.run(ctx, s); ok {
 			return res, err
 		}
 	}

@@ -107,14 +107,14 @@ func (ss *Session) stop() {
 
 // run is Run for a Spec with a Session; ok is false when the session
 // cannot serve it, and Run goes on as without one.
-func (ss *Session) run(ctx context.Context, s Spec) (_ Result, _ error, ok bool) {
+func (ss *Session) run(ctx context.Context, s Spec) (_ Result, ok bool, _ error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	// The helper, when none runs yet, starts before Prepare's work, as
 	// Run's own does: the two need nothing of each other.
 	h, herr := ss.helper(s.Sandbox)
 	if h == nil && herr == nil {
-		return Result{}, nil, false
+		return Result{}, false, nil
 	}
 	var sess *sandbox.Session
 	if h != nil {
@@ -122,16 +122,16 @@ func (ss *Session) run(ctx context.Context, s Spec) (_ Result, _ error, ok bool)
 	}
 	p, res, err := prepare(s, sess)
 	if err != nil || res.StartErr != nil {
-		return res, err, true
+		return res, true, err
 	}
 	if herr != nil {
-		return p.notStarted(ctx, res, herr), nil, true
+		return p.notStarted(ctx, res, herr), true, nil
 	}
 	tctx, cancel := context.WithTimeoutCause(ctx, p.timeout, errTimedOut)
 	defer cancel()
 	out, w, err := os.Pipe()
 	if err != nil {
-		return p.notStarted(ctx, res, fmt.Errorf("run: output pipe: %w", err)), nil, true
+		return p.notStarted(ctx, res, fmt.Errorf("run: output pipe: %w", err)), true, nil
 	}
 	defer out.Close()
 	start := time.Now()
@@ -139,7 +139,7 @@ func (ss *Session) run(ctx context.Context, s Spec) (_ Result, _ error, ok bool)
 	w.Close()
 	if err != nil {
 		ss.stop()
-		return p.notStarted(ctx, res, err), nil, true
+		return p.notStarted(ctx, res, err), true, nil
 	}
 	drained := make(chan struct{})
 	go func() {
@@ -172,5 +172,5 @@ func (ss *Session) run(ctx context.Context, s Spec) (_ Result, _ error, ok bool)
 	case !o.Known:
 		res.StartErr = errors.New("sandbox: the helper ended without saying how the command did")
 	}
-	return res.withLog(p.log), ferr, true
+	return res.withLog(p.log), true, ferr
 }
