@@ -158,18 +158,16 @@ func (ss *Session) run(ctx context.Context, s Spec) (_ Result, ok bool, _ error)
 	}
 	out.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
+	// A report the helper sent stands, even when the kill landed right
+	// after it: the command had ended by then.
 	foldOutcome(&res, o)
 	switch {
+	case o.Known:
 	case killed:
-		if !o.Known {
-			res.Exit, res.Signal = -1, "killed"
-		}
-		if ctx.Err() != nil {
-			res.Canceled = true
-		} else {
-			res.TimedOut = true
-		}
-	case !o.Known:
+		res.Exit, res.Signal = -1, "killed"
+		res.Canceled = ctx.Err() != nil
+		res.TimedOut = !res.Canceled
+	default:
 		res.StartErr = errors.New("sandbox: the helper ended without saying how the command did")
 	}
 	return res.withLog(p.log), true, ferr

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/failpass/failpass/internal/sandbox"
 )
@@ -73,5 +74,28 @@ exit 0`)
 	}
 	if got, _ := os.ReadFile(dotGit); string(got) != string(b) {
 		t.Fatalf(".git file = %q, want %q", got, b)
+	}
+}
+
+// A cancel (SIGINT to the tool) ends the command through its session
+// helper, and the session serves the next command with a new helper.
+func TestSessionCancel(t *testing.T) {
+	if r := sandbox.Probe(); !r.Has(sandbox.Processes) {
+		t.Skipf("this machine cannot provide the processes layer: %v", r.Why)
+	}
+	wt := sandboxWorktree(t, nil)
+	sess := NewSession()
+	defer sess.Close()
+	policy := &sandbox.Policy{}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	r, err := Run(ctx, Spec{Argv: []string{"sleep", "30"}, Root: wt, Sandbox: policy, Session: sess})
+	if err != nil || !r.Canceled || r.TimedOut || !r.Inconclusive() || time.Since(start) > 10*time.Second {
+		t.Fatalf("canceled Run = %+v, %v after %v; want canceled, inconclusive, promptly", r, err, time.Since(start))
+	}
+	r, err = Run(context.Background(), Spec{Argv: []string{"sh", "-c", "exit 4"}, Root: wt, Sandbox: policy, Session: sess})
+	if err != nil || r.Exit != 4 {
+		t.Fatalf("the next command = %+v, %v; want exit 4", r, err)
 	}
 }
