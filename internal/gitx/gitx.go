@@ -40,11 +40,20 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
+	return fmt.Sprintf("git %s: exit %d: %s", strings.Join(e.Args, " "), e.Exit, e.Reason())
+}
+
+// Reason is the line of stderr that says why git failed: its first
+// "fatal:" or "error:" line (git may print progress first, as worktree
+// add's "Preparing worktree"), else its first line.
+func (e *Error) Reason() string {
+	lines := strings.Split(strings.TrimSpace(e.Stderr), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "fatal: ") || strings.HasPrefix(l, "error: ") {
+			return strings.TrimSpace(l)
+		}
 	}
-	return fmt.Sprintf("git %s: exit %d: %s", strings.Join(e.Args, " "), e.Exit, msg)
+	return strings.TrimSpace(lines[0])
 }
 
 // ErrNoGit is returned when the git binary cannot be found.

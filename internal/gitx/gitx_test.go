@@ -107,3 +107,17 @@ func TestOpenResolve(t *testing.T) {
 		t.Errorf("OpenResolve outside a repository: no error")
 	}
 }
+
+// An error names git's reason, not the progress it printed first.
+func TestErrorReason(t *testing.T) {
+	for _, tc := range []struct{ stderr, want string }{
+		{"Preparing worktree (detached HEAD 7a18418)\nfatal: could not lock config file\n", "fatal: could not lock config file"},
+		{"error: patch failed: a.txt:1\nerror: a.txt: patch does not apply\n", "error: patch failed: a.txt:1"},
+		{"something odd\nand more\n", "something odd"},
+		{"", ""},
+	} {
+		if got := (&Error{Stderr: tc.stderr}).Reason(); got != tc.want {
+			t.Errorf("Reason(%q) = %q, want %q", tc.stderr, got, tc.want)
+		}
+	}
+}
