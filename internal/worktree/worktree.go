@@ -67,12 +67,22 @@ func Add(ctx context.Context, repo *gitx.Repo, commit string) (*Worktree, error)
 	w := &Worktree{Dir: filepath.Join(base, id), ID: id, repo: repo}
 	o := currentOwner()
 	o.Commit = sha
-	if err := withLock(repo, func() error { return writeOwner(ownerPath(repo, id), o) }); err != nil {
+	// git worktree add and remove run under the lock, one at a time across
+	// failpass processes: remove deletes git's worktrees folder once it
+	// is empty, and an add that had just made sure the folder exists
+	// then fails to create its entry in it.
+	err = withLock(repo, func() error {
+		if err := writeOwner(ownerPath(repo, id), o); err != nil {
+			return err
+		}
+		if _, err := repo.Git(ctx, "worktree", "add", "--detach", w.Dir, sha); err != nil {
+			removeOne(context.WithoutCancel(ctx), repo, id)
+			return fmt.Errorf("worktree: add at %s: %w", sha, err)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
-	}
-	if _, err := repo.Git(ctx, "worktree", "add", "--detach", w.Dir, sha); err != nil {
-		w.Remove(ctx)
-		return nil, fmt.Errorf("worktree: add at %s: %w", sha, err)
 	}
 	gitDir, err := readGitFile(w.Dir)
 	if err != nil {
@@ -148,7 +158,7 @@ func (w *Worktree) Keep() error {
 func (w *Worktree) Remove(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 	defer cancel()
-	return removeOne(ctx, w.repo, w.ID)
+	return withLock(w.repo, func() error { return removeOne(ctx, w.repo, w.ID) })
 }
 
 // GC removes every failpass worktree in repo whose owner is dead (or

@@ -446,6 +446,34 @@ func TestAddConcurrent(t *testing.T) {
 	clean(t, repo)
 }
 
+// Adds and removes interleaved from two goroutines (as two batches
+// sharing a repository do): git's worktree remove deletes its worktrees
+// folder when it empties it, which an add racing it must never see.
+func TestAddRemoveInterleaved(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	var wg sync.WaitGroup
+	for g := 0; g < 2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				w, err := Add(ctx, repo, base)
+				if err != nil {
+					t.Errorf("Add = %v", err)
+					return
+				}
+				if err := w.Remove(ctx); err != nil {
+					t.Errorf("Remove = %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	clean(t, repo)
+}
+
 // TestGCAfterKill kills a real failpass-like process with -9 while a
 // command runs in its worktree; the next GC removes the worktree and the
 // process the command left, and the user's checkout is as it was.
