@@ -182,9 +182,6 @@ type gateRun struct {
 	inconclusive bool
 	// probed says v.Sandbox holds a real report (see sandboxReport).
 	probed bool
-	// budgetDone says diffRules judged the budget already (a change set
-	// the patch states in full is judged before the base is listed).
-	budgetDone bool
 	// session is the sandbox helper the commands run in one worktree
 	// share, when the sandbox is on.
 	session *run.Session
@@ -195,7 +192,7 @@ var errStop = errors.New("rule broken")
 
 func (g *gateRun) run(ctx context.Context) error {
 	for _, step := range []func(context.Context) error{
-		g.cardRules, g.diffRules, g.budgetRules, g.dynamicRules,
+		g.cardRules, g.diffRules, g.dynamicRules, // diffRules judges the budget too
 	} {
 		if err := step(ctx); err != nil {
 			if errors.Is(err, errStop) {
@@ -337,6 +334,9 @@ func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 	return sha, nil
 }
 
+// diffRules reads the diff (diff.parse, diff.path), judges the budget
+// (budget.*), and refuses a diff that does not fit the base (diff.apply,
+// before any worktree exists).
 func (g *gateRun) diffRules(ctx context.Context) error {
 	cs, err := patch.Read(ctx, g.o.Diff)
 	if err != nil {
@@ -349,57 +349,49 @@ func (g *gateRun) diffRules(ctx context.Context) error {
 		}
 		return g.fail(pe.Rule, pe.Msg)
 	}
-	if cs.Stated() {
-		// The patch states every mode and symlink target the budget reads:
-		// the budget judges it before the base is listed (a git call that
-		// a refused diff need not wait for), and the listing then only
-		// confirms that the diff fits the base.
-		g.ok(RuleDiffParse)
-		g.ok(RuleDiffPath)
-		g.cs, g.v.Changes = cs, cs
-		if err := g.budgetRules(ctx); err != nil {
-			return err
+	// The budget reads modes and symlink targets. A patch that states
+	// them all (as git writes them) is judged before the base is listed,
+	// a git call a refused diff need not wait for; otherwise the base
+	// fills them in first (patch.ChangeSet.ResolveModes). A diff that
+	// does not fit the base is judged by the budget as the patch states
+	// it all the same: the budget comes before diff.apply in gate order.
+	var misfit *patch.Error
+	resolve := func() error {
+		err := cs.ResolveModes(ctx, g.o.Repo, g.base)
+		if pe := (*patch.Error)(nil); errors.As(err, &pe) && pe.Rule == RuleDiffApply {
+			misfit = pe
+			return nil
 		}
-		g.budgetDone = true
-		if err := cs.ResolveModes(ctx, g.o.Repo, g.base); err != nil {
+		return err
+	}
+	stated := cs.Stated()
+	if !stated {
+		if err := resolve(); err != nil {
 			var pe *patch.Error
-			if errors.As(err, &pe) && pe.Rule == RuleDiffApply {
+			if errors.As(err, &pe) {
 				return g.fail(pe.Rule, pe.Msg)
 			}
 			return err
 		}
-		return nil
-	}
-	// The base tree gives the modes and symlink targets the patch leaves
-	// out (patch.ChangeSet.ResolveModes).
-	if err := cs.ResolveModes(ctx, g.o.Repo, g.base); err != nil {
-		var pe *patch.Error
-		if !errors.As(err, &pe) {
-			return err
-		}
-		if pe.Rule == RuleDiffApply {
-			// The diff does not fit the base; the budget rules come first
-			// in gate order and judge what the patch states.
-			g.ok(RuleDiffParse)
-			g.ok(RuleDiffPath)
-			g.cs, g.v.Changes = cs, cs
-			if err := g.budgetRules(ctx); err != nil {
-				return err
-			}
-		}
-		return g.fail(pe.Rule, pe.Msg)
 	}
 	g.ok(RuleDiffParse)
 	g.ok(RuleDiffPath)
-	g.cs = cs
-	g.v.Changes = cs
+	g.cs, g.v.Changes = cs, cs
+	if err := g.budgetRules(ctx); err != nil {
+		return err
+	}
+	if stated {
+		if err := resolve(); err != nil {
+			return err
+		}
+	}
+	if misfit != nil {
+		return g.fail(misfit.Rule, misfit.Msg)
+	}
 	return nil
 }
 
 func (g *gateRun) budgetRules(ctx context.Context) error {
-	if g.budgetDone {
-		return nil
-	}
 	oracle, err := g.oracleFiles(ctx)
 	if err != nil {
 		return err
@@ -472,9 +464,6 @@ func CardInRepo(repo *gitx.Repo, cardPath string) string {
 func Static(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, base string, diff []byte) (*patch.ChangeSet, string, string, error) {
 	g := &gateRun{o: Options{Repo: repo, Card: c, CardPath: cardPath, Diff: diff}, v: &Verdict{}, base: base, probed: true}
 	err := g.diffRules(ctx)
-	if err == nil {
-		err = g.budgetRules(ctx)
-	}
 	switch {
 	case errors.Is(err, errStop):
 		return g.cs, g.v.Failed(), g.v.Reason, nil

@@ -450,33 +450,34 @@ func (h *helper) runCommand(report func(status)) int {
 		Sys:   &syscall.SysProcAttr{},
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "failpass: not started: %s: %v\n", c.Argv[0], err)
-		code := exitNotExecutable
+		st := execFailed(c.Argv[0], err)
+		fmt.Fprintf(os.Stderr, "failpass: not started: %s\n", st.Err)
+		report(st)
 		if err == syscall.ENOENT {
-			code = exitNotFound
+			return exitNotFound
 		}
-		report(status{Step: "exec", Err: fmt.Sprintf("%s: %v", c.Argv[0], err)})
-		return code
+		return exitNotExecutable
 	}
 	go func() {
 		for s := range h.sigs {
 			syscall.Kill(pid, s.(syscall.Signal))
 		}
 	}()
-	st := waitFor(pid)
+	st, code := waitFor(pid)
 	report(st)
-	switch {
-	case st.Err != "":
-		return exitSandboxFailed
-	case st.Signal != "":
-		return 128 + int(st.signal)
-	}
-	return st.Exit
+	return code
+}
+
+// execFailed is the status of a command whose exec failed.
+func execFailed(argv0 string, err error) status {
+	return status{Step: "exec", Err: fmt.Sprintf("%s: %v", argv0, err)}
 }
 
 // waitFor reaps children until pid, the command, ends, and says how it
-// did. Orphans re-parented to the helper (PID 1) are reaped on the way.
-func waitFor(pid int) status {
+// did, with the exit code a one-command helper passes on (128+N for
+// signal N, as a shell does). Orphans re-parented to the helper (PID 1)
+// are reaped on the way.
+func waitFor(pid int) (status, int) {
 	for {
 		var ws syscall.WaitStatus
 		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -484,16 +485,16 @@ func waitFor(pid int) status {
 			continue
 		}
 		if err != nil {
-			return status{Started: true, Step: "wait", Err: err.Error()}
+			return status{Started: true, Step: "wait", Err: err.Error()}, exitSandboxFailed
 		}
 		if wpid != pid {
-			continue
+			continue // an orphan: reaped, nothing more
 		}
 		switch {
 		case ws.Exited():
-			return status{Started: true, Exit: ws.ExitStatus()}
+			return status{Started: true, Exit: ws.ExitStatus()}, ws.ExitStatus()
 		case ws.Signaled():
-			return status{Started: true, Exit: -1, Signal: ws.Signal().String(), signal: ws.Signal()}
+			return status{Started: true, Exit: -1, Signal: ws.Signal().String()}, 128 + int(ws.Signal())
 		}
 	}
 }

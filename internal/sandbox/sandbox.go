@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -235,8 +234,6 @@ type status struct {
 	Err      string    `json:"error,omitempty"`
 	Features []Feature `json:"features,omitempty"` // probe mode: what worked
 	Why      map[Feature]string
-
-	signal syscall.Signal // the helper's own use: what Signal names
 }
 
 func (s status) marshal() []byte {

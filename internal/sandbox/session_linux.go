@@ -279,11 +279,12 @@ func (h *helper) serve(ready *bool, out int, current *atomic.Int64) (status, boo
 		logf("failpass: %v\n", f.err)
 		return status{Step: f.err.Step, Err: f.err.Err}, true
 	case f.execErr != nil:
-		logf("failpass: not started: %s: %v\n", c.Argv[0], f.execErr)
-		return status{Step: "exec", Err: fmt.Sprintf("%s: %v", c.Argv[0], f.execErr)}, false
+		st := execFailed(c.Argv[0], f.execErr)
+		logf("failpass: not started: %s\n", st.Err)
+		return st, false
 	}
 	current.Store(int64(f.pid))
-	st := waitFor(f.pid)
+	st, _ := waitFor(f.pid)
 	current.Store(0)
 	endLeftovers()
 	return st, st.Err != ""
