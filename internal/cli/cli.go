@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/failpass/failpass/internal/gitx"
 )
 
 // Exit codes, documented in the README. Every command maps onto these three.
@@ -63,13 +65,73 @@ func init() {
 // Main runs failpass with args (without the program name) and returns the
 // exit code. It is the only place errors become exit codes.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
-	return exitCode(env, dispatch(ctx, env, commands, nil, args))
+	return exitCode(env, asInterrupted(ctx, dispatch(ctx, env, commands, nil, args)))
+}
+
+// InterruptedError is a command stopped by SIGINT or SIGTERM. It exits
+// 128 + the signal's number (130 for Ctrl-C), as shells expect.
+type InterruptedError struct {
+	Signal syscall.Signal
+	// Err is what the command returned when it stopped, when that says
+	// more than "context canceled" (card sign: "the card was left
+	// unchanged").
+	Err error
+}
+
+func (e *InterruptedError) Error() string {
+	name := "SIGINT"
+	if e.Signal == syscall.SIGTERM {
+		name = "SIGTERM"
+	}
+	return "interrupted by " + name
+}
+
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+// signalContext is canceled, with an *InterruptedError as its cause, on
+// the first SIGINT or SIGTERM.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			sig, _ := s.(syscall.Signal)
+			cancel(&InterruptedError{Signal: sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// asInterrupted turns a command's error into an *InterruptedError when a
+// signal stopped it, so no "internal error: context canceled" reaches the
+// user.
+func asInterrupted(ctx context.Context, err error) error {
+	var ie *InterruptedError
+	if err == nil || errors.As(err, &ie) || !errors.As(context.Cause(ctx), &ie) {
+		return err
+	}
+	out := &InterruptedError{Signal: ie.Signal}
+	if !errors.Is(err, context.Canceled) && !isExit(err) {
+		out.Err = err
+	}
+	return out
 }
 
 func dispatch(ctx context.Context, env *Env, table []*command, path []string, args []string) error {
+	if path == nil && len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		return runVersion(ctx, env, args[1:])
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 		printUsage(env.Stderr, table, path)
 		if len(args) == 0 {
@@ -134,27 +196,84 @@ func exitCode(env *Env, err error) int {
 	if err == nil {
 		return ExitOK
 	}
+	var ie *InterruptedError
+	if errors.As(err, &ie) {
+		fmt.Fprintf(env.Stderr, "failpass: %s\n", ie)
+		if ie.Err != nil {
+			if msg, hints, ok := userError(ie.Err); ok {
+				printError(env.Stderr, "failpass: ", msg, hints)
+			}
+		}
+		return 128 + int(ie.Signal)
+	}
 	var ex exitErr
 	if errors.As(err, &ex) {
 		return int(ex)
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(env.Stderr, "failpass: usage error: %s\n", ue.Msg)
+		var hints []string
 		if ue.Hint != "" {
-			fmt.Fprintf(env.Stderr, "hint: %s\n", ue.Hint)
+			hints = []string{ue.Hint}
 		}
+		printError(env.Stderr, "failpass: usage error: ", ue.Msg, hints)
 		return ExitTrouble
 	}
 	if msg, hints, ok := userError(err); ok {
-		fmt.Fprintf(env.Stderr, "failpass: error: %s\n", msg)
-		for _, h := range hints {
-			fmt.Fprintf(env.Stderr, "hint: %s\n", h)
-		}
+		printError(env.Stderr, "failpass: error: ", msg, hints)
 		return ExitTrouble
 	}
-	fmt.Fprintf(env.Stderr, "failpass: internal error: %v\n", err)
+	if msg, hints, ok := environmentError(err); ok {
+		printError(env.Stderr, "failpass: error: ", msg, hints)
+		return ExitTrouble
+	}
+	printError(env.Stderr, "failpass: internal error: ", err.Error(), nil)
 	return ExitTrouble
+}
+
+// printError writes one message line and its hint lines, every one
+// sanitized: a control byte from a hostile input (a NUL in a file name, an
+// escape sequence in a card) never reaches the terminal, and a newline in
+// a message cannot forge a hint line.
+func printError(w io.Writer, prefix, msg string, hints []string) {
+	fmt.Fprintf(w, "%s%s\n", prefix, Sanitize(msg))
+	for _, h := range hints {
+		fmt.Fprintf(w, "hint: %s\n", Sanitize(h))
+	}
+}
+
+// Sanitize makes s safe to print as one line: every control character
+// (NUL included) but tab becomes a visible \xNN escape.
+func Sanitize(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+// environmentError names the trouble that is the machine's, not
+// failpass's: a full disk, a missing git. They are said plainly, with the
+// fix, instead of as an internal error.
+func environmentError(err error) (string, []string, bool) {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "the disk is full: " + err.Error(), []string{
+			"free space on the disk named above (failpass keeps its worktrees, logs and caches under <git common dir>/failpass/)",
+			"'failpass gc --max-size 1GiB' removes old caches and logs"}, true
+	case errors.Is(err, gitx.ErrNoGit):
+		return gitx.ErrNoGit.Error(), []string{"install git (2.39 or newer) and make sure it is on PATH"}, true
+	}
+	return "", nil, false
 }
 
 // exitErr ends a command with a code after the command printed its own

@@ -24,7 +24,8 @@ import (
 
 const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--manifest FILE] [--repo DIR] [--json]
     [--allow-unsigned | --allowed-signers FILE] [--repeat N] [--jobs N] [--no-cache] [--shard K/N]
-    [--junit FILE] [--sandbox=off] [--keep-worktree] [--log-dir DIR] [--record FILE [--record-key KEY]]`
+    [--junit FILE] [--sandbox=off] [--keep-worktree] [--log-dir DIR] [--record FILE [--record-key KEY]]
+failpass gate --card FILE --commits BASE..HEAD [...]`
 
 type gateFlags struct {
 	card           string
@@ -44,6 +45,7 @@ type gateFlags struct {
 	noCache        bool
 	shard          string
 	junit          string
+	commits        string
 }
 
 // batch says whether the candidates are gated as a batch (shared base
@@ -72,6 +74,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&f.noCache, "no-cache", false, "neither use nor store cached base results and verdicts")
 	fs.StringVar(&f.shard, "shard", "", "gate only the `K/N` slice of the candidates (K from 0 to N-1)")
 	fs.StringVar(&f.junit, "junit", "", "also write the verdicts as JUnit XML to `FILE`")
+	fs.StringVar(&f.commits, "commits", "", "gate the change from merge-base(BASE, HEAD) to HEAD, read from git (`BASE..HEAD`)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -81,7 +84,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 		err = gateCandidates(ctx, env, &f)
 	}
 	if err != nil && f.json && !isExit(err) {
-		report.JSONError(env.Stdout, err)
+		report.JSONError(env.Stdout, asInterrupted(ctx, err))
 	}
 	return err
 }
@@ -96,6 +99,17 @@ func checkGateFlags(f *gateFlags, pos []string) error {
 	switch {
 	case len(pos) > 0:
 		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0]), Hint: "pass candidates with --diff FILE"}
+	case f.commits != "" && (len(f.diffs) > 0 || f.manifest != ""):
+		return &UsageError{Msg: "--commits excludes --diff and --manifest", Hint: "gate either the commits BASE..HEAD or diff files"}
+	case f.commits != "" && f.card == "":
+		return &UsageError{Msg: "--card is required", Hint: "failpass gate --card issue-contract.yml --commits origin/main..HEAD"}
+	case f.commits != "":
+		if _, _, err := splitRange(f.commits); err != nil {
+			return err
+		}
+		if f.shard != "" || f.junit != "" {
+			return &UsageError{Msg: "--commits gates one candidate", Hint: "--shard and --junit go with --manifest or several --diff"}
+		}
 	case f.card == "" && (f.manifest == "" || len(f.diffs) > 0):
 		return &UsageError{Msg: "--card is required", Hint: "failpass gate --card issue-contract.yml --diff fix.diff"}
 	case len(f.diffs) == 0 && f.manifest == "":
@@ -148,15 +162,28 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	diffs := make([][]byte, len(f.diffs))
-	for i, d := range f.diffs {
-		if diffs[i], err = readDiff(env, d); err != nil {
-			return err
-		}
-	}
 	trust, err := gateTrust(ctx, env, repo, f)
 	if err != nil {
 		return err
+	}
+	if err := needSigners(f, c, f.card, trust); err != nil {
+		return err
+	}
+	names := f.diffs
+	var diffs [][]byte
+	if f.commits != "" {
+		d, err := commitsDiff(ctx, repo, f.commits)
+		if err != nil {
+			return err
+		}
+		diffs, names = [][]byte{d}, []string{f.commits}
+	} else {
+		diffs = make([][]byte, len(f.diffs))
+		for i, d := range f.diffs {
+			if diffs[i], err = readDiff(env, d); err != nil {
+				return err
+			}
+		}
 	}
 	if f.allowUnsigned {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
@@ -179,14 +206,23 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 		if logDir != "" && len(diffs) > 1 {
 			logDir = filepath.Join(logDir, fmt.Sprintf("%03d", i+1))
 		}
-		v, err := gate.Run(ctx, gate.Options{
-			Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: f.diffs[i], Base: base, CardDigest: digest,
+		o := gate.Options{
+			Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: names[i], Base: base, CardDigest: digest,
 			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: policy,
 			Repeat: f.repeat, LogDir: logDir, KeepWorktree: f.keepWorktree,
 			Env: gate.DefaultEnv(env.Getenv),
-		})
+		}
+		if !f.json {
+			if st := newStepProgress(env); st != nil {
+				o.Starting, o.Progress = st.starting, st.finished
+			}
+		}
+		v, err := gate.Run(ctx, o)
 		if err != nil {
 			return err
+		}
+		if v.Failed() == gate.RuleCardBase {
+			fmt.Fprintf(env.Stderr, "hint: %s\n", Sanitize(v.Reason))
 		}
 		if v.Verdict != gate.Pass {
 			failed++
@@ -203,7 +239,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 			continue
 		}
 		if len(diffs) > 1 {
-			fmt.Fprintf(env.Stdout, "== %s\n", f.diffs[i])
+			fmt.Fprintf(env.Stdout, "== %s\n", names[i])
 		}
 		report.Text(env.Stdout, v)
 		if v.LogDir != "" {
@@ -237,6 +273,19 @@ func readDiff(env *Env, name string) ([]byte, error) {
 		return nil, Errorf("diff %s is larger than %d bytes", name, patch.MaxSize).Hint("a candidate fix this large is not a fix the budget can hold; split it")
 	}
 	return b, nil
+}
+
+// needSigners refuses, as setup trouble, a signed card the gate has no
+// allowed signers for: that is a missing flag or config, not a bad
+// candidate, and every candidate would fail card.signature for it.
+func needSigners(f *gateFlags, c *card.Card, cardPath string, trust func(*card.Card) ([]string, error)) error {
+	if trust != nil || f.allowUnsigned || len(c.Signatures) == 0 {
+		return nil
+	}
+	return Errorf("%s is signed, but no allowed signers were given or configured to check it against", cardPath).
+		Hint("pass the maintainers' allowed_signers file: --allowed-signers FILE").
+		Hint("or configure it once for the repository: git config gpg.ssh.allowedSignersFile /path/to/allowed_signers").
+		Hint("to run its commands without checking who signed it: --allow-unsigned")
 }
 
 // gateTrust returns the card.signature check, or nil when the card will be
@@ -278,6 +327,10 @@ type batchCandidate struct {
 	where    string // for messages: "--diff X" or "manifest.jsonl:3"
 	card     *card.Card
 	diff     []byte
+	// err is why the candidate cannot be gated (its card or diff is
+	// unreadable, malformed or oversize): an error verdict, not trouble
+	// for the whole batch.
+	err error
 }
 
 // maxManifest bounds the manifest file.
@@ -319,32 +372,45 @@ func batchCandidates(env *Env, f *gateFlags) ([]*batchCandidate, error) {
 		shard, _ = gate.ParseShard(f.shard)
 	}
 	var out []*batchCandidate
-	cards := map[string]*card.Card{}
+	type loaded struct {
+		c   *card.Card
+		err error
+	}
+	cards := map[string]loaded{}
 	for i, c := range all {
 		if !shard.Has(i) {
 			continue
 		}
+		out = append(out, c)
 		key := filepath.Clean(c.cardPath)
-		if cards[key] == nil {
-			cd, err := card.Load(c.cardPath)
-			if err != nil {
-				return nil, err
-			}
-			cards[key] = cd
+		l, ok := cards[key]
+		if !ok {
+			l.c, l.err = card.Load(c.cardPath)
+			cards[key] = l
 		}
-		c.card = cards[key]
-		d, err := readDiff(env, c.diffPath)
-		if err != nil {
+		if c.card = l.c; l.err != nil {
+			c.err = l.err
+			continue
+		}
+		if c.diff, c.err = readDiff(env, c.diffPath); c.err != nil {
 			var ue *Error
-			if errors.As(err, &ue) && c.where != "--diff "+c.diffPath {
+			if errors.As(c.err, &ue) && c.where != "--diff "+c.diffPath {
 				ue.Msg = c.where + ": " + ue.Msg
 			}
-			return nil, err
 		}
-		c.diff = d
-		out = append(out, c)
 	}
 	return out, nil
+}
+
+// errorVerdict is the verdict of a batch candidate that could not be
+// gated: the others still run, and the batch exits 2.
+func errorVerdict(c *batchCandidate) *gate.Verdict {
+	msg, _, ok := userError(c.err)
+	if !ok {
+		msg = c.err.Error()
+	}
+	return &gate.Verdict{Verdict: gate.Errored, Candidate: c.name, Reason: "could not be gated", Error: Sanitize(msg),
+		Steps: []gate.Step{}, Sandbox: sandbox.Report{Applied: []string{}, Missing: []string{}, Features: []string{}}}
 }
 
 // gateBatch gates many candidates: static rules first, the base side once
@@ -378,8 +444,11 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 	}
 	setups := map[*card.Card]*cardSetup{}
 	for _, c := range cands {
-		if setups[c.card] != nil {
+		if c.err != nil || setups[c.card] != nil {
 			continue
+		}
+		if err := needSigners(f, c.card, c.cardPath, trust); err != nil {
+			return err
 		}
 		s := &cardSetup{}
 		if out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", gate.BaseRev(c.card)+"^{commit}"); err == nil {
@@ -427,9 +496,15 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 			}
 		}()
 	}
+	var runnable []int
+	for i, c := range cands {
+		if c.err == nil {
+			runnable = append(runnable, i)
+		}
+	}
 	go func() {
 		defer close(next)
-		for i := range cands {
+		for _, i := range runnable {
 			select {
 			case next <- i:
 			case <-ctx.Done():
@@ -446,6 +521,23 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 	verdicts := make([]*gate.Verdict, len(cands))
 	var sum report.Summary
 	var firstErr error
+	// Candidates that cannot be gated are answered first, before any
+	// command runs.
+	for i, c := range cands {
+		if c.err == nil {
+			continue
+		}
+		v := errorVerdict(c)
+		verdicts[i] = v
+		sum.Add(v)
+		if f.json {
+			if err := report.JSON(env.Stdout, v); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(env.Stdout, report.BatchLine(v))
+		}
+	}
 	// Every worker ends (the context cancels what runs) before the batch
 	// removes its worktrees.
 	for r := range results {
@@ -484,6 +576,10 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 			return err
 		}
 	}
+	if f.shard != "" {
+		sh, _ := gate.ParseShard(f.shard)
+		sum.Shard = sh.String()
+	}
 	if f.json {
 		if err := report.SummaryJSON(env.Stdout, sum); err != nil {
 			return err
@@ -499,6 +595,12 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 				break
 			}
 		}
+	}
+	if sum.Errors > 0 {
+		// Not an *Error: under --json the summary must stay the last line.
+		printError(env.Stderr, "failpass: error: ", fmt.Sprintf("%d candidate(s) could not be gated (verdict error)", sum.Errors),
+			[]string{"fix or remove the candidates named on the ERROR lines and gate them again"})
+		return Exit(ExitTrouble)
 	}
 	if sum.Failed > 0 {
 		return Exit(ExitFail)

@@ -301,7 +301,7 @@ func (b *Batch) computeBase(ctx context.Context, g *gateRun, key Key) (*baseResu
 	}
 	defer b.pool.Put(wt)
 	bg := &gateRun{o: g.o, v: &Verdict{}, base: g.base, wt: wt}
-	bg.o.Progress = nil
+	bg.o.Progress, bg.o.Starting = nil, nil
 	if bg.o.Sandbox != nil {
 		bg.session = run.NewSession() // the base runs share one helper
 		defer bg.session.Close()

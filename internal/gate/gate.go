@@ -64,7 +64,10 @@ type Verdict struct {
 	Cached     bool           `json:"cached,omitempty"`
 	// BaseCached says the base side came from the cache (a batch's
 	// earlier run) rather than running for this verdict.
-	BaseCached bool     `json:"base_cached,omitempty"`
+	BaseCached bool `json:"base_cached,omitempty"`
+	// Error is why a batch could not gate this candidate at all (its diff
+	// or card unreadable, oversize): the verdict is then Errored.
+	Error      string   `json:"error,omitempty"`
 	LogDir     string   `json:"log_dir,omitempty"`
 	Unsigned   bool     `json:"unsigned,omitempty"`
 	Signers    []string `json:"signers,omitempty"`
@@ -119,6 +122,9 @@ type Options struct {
 	Now          func() time.Time
 	// Progress, when set, hears about each finished step.
 	Progress func(Step)
+	// Starting, when set, hears that a rule's command is about to run
+	// (the rules that take time: base.*, patch.*).
+	Starting func(rule string)
 }
 
 // Run checks one candidate. An error means trouble (exit 2): the verdict is
@@ -322,7 +328,7 @@ func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 		if err != nil {
 			var ge *gitx.Error
 			if errors.As(err, &ge) {
-				return "", g.fail(RuleCardBase, fmt.Sprintf("base %q is not a commit in this repository", want))
+				return "", g.fail(RuleCardBase, MissingBase(ctx, g.o.Repo, want))
 			}
 			return "", err
 		}
@@ -332,6 +338,26 @@ func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 		return "", g.fail(RuleCardBase, fmt.Sprintf("base_sha %s resolves to %s", c.BaseSHA, sha))
 	}
 	return sha, nil
+}
+
+// MissingBase says that rev is not a commit in repo: which repository was
+// looked in, and the git command that fetches it (from the repository's
+// "origin", else its first remote, else a placeholder).
+func MissingBase(ctx context.Context, repo *gitx.Repo, rev string) string {
+	remote := "<remote>"
+	if out, err := repo.Git(ctx, "remote"); err == nil {
+		names := strings.Fields(string(out))
+		for i, n := range names {
+			if n == "origin" || i == 0 {
+				remote = n
+			}
+			if n == "origin" {
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("base %q is not a commit in the repository at %s; fetch it: git -C %s fetch %s %s",
+		rev, repo.Dir, repo.Dir, remote, rev)
 }
 
 // diffRules reads the diff (diff.parse, diff.path), judges the budget
@@ -567,6 +593,9 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 // when given, else rule.
 func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Command, flakyRule string) error {
 	step := Step{Rule: rule, Expected: intp(cmd.ExpectExit)}
+	if g.o.Starting != nil {
+		g.o.Starting(rule)
+	}
 	var exits []string
 	agree, conclusive := true, true
 	var first *run.Result

@@ -44,4 +44,7 @@ const (
 const (
 	Pass = "pass"
 	Fail = "fail"
+	// Errored is a batch candidate that could not be gated (unreadable or
+	// oversize): neither pass nor fail, and the batch exits 2.
+	Errored = "error"
 )

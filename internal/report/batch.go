@@ -21,14 +21,23 @@ type Summary struct {
 	Passed int `json:"passed"`
 	Failed int `json:"failed"`
 	Cached int `json:"cached"`
+	// Errors counts candidates that could not be gated (verdict "error");
+	// written only when there are some.
+	Errors int `json:"errors,omitempty"`
+	// Shard is the "K/N" slice this output covers, under --shard; results
+	// merge checks the shards given cover every K of N.
+	Shard string `json:"shard,omitempty"`
 }
 
 // Add counts one verdict.
 func (s *Summary) Add(v *gate.Verdict) {
 	s.Total++
-	if v.Verdict == gate.Pass {
+	switch v.Verdict {
+	case gate.Pass:
 		s.Passed++
-	} else {
+	case gate.Errored:
+		s.Errors++
+	default:
 		s.Failed++
 	}
 	if v.Cached {
@@ -57,10 +66,13 @@ func BatchLine(v *gate.Verdict) string {
 	if v.Cached {
 		extra = ", cached"
 	}
-	if v.Verdict == gate.Pass {
-		return fmt.Sprintf("PASS %s (%s%s)", v.Candidate, dur(v.DurationMS), extra)
+	switch v.Verdict {
+	case gate.Pass:
+		return oneLine(fmt.Sprintf("PASS %s (%s%s)", v.Candidate, dur(v.DurationMS), extra))
+	case gate.Errored:
+		return oneLine(fmt.Sprintf("ERROR %s: %s", v.Candidate, v.Error))
 	}
-	return fmt.Sprintf("FAIL %s %s: %s (%s%s)", v.Candidate, v.Failed(), v.Reason, dur(v.DurationMS), extra)
+	return oneLine(fmt.Sprintf("FAIL %s %s: %s (%s%s)", v.Candidate, v.Failed(), v.Reason, dur(v.DurationMS), extra))
 }
 
 func dur(ms int64) string {
@@ -89,15 +101,21 @@ func Table(w io.Writer, vs []*gate.Verdict) {
 	fmt.Fprintln(w, TotalsLine(s))
 }
 
-// TotalsLine is `total 4, passed 2, failed 2, cached 1`.
+// TotalsLine is `total 4, passed 2, failed 2, cached 1`, with `, errors
+// N` when some candidates could not be gated.
 func TotalsLine(s Summary) string {
-	return fmt.Sprintf("total %d, passed %d, failed %d, cached %d", s.Total, s.Passed, s.Failed, s.Cached)
+	line := fmt.Sprintf("total %d, passed %d, failed %d, cached %d", s.Total, s.Passed, s.Failed, s.Cached)
+	if s.Errors > 0 {
+		line += fmt.Sprintf(", errors %d", s.Errors)
+	}
+	return line
 }
 
-// oneLine keeps a hostile candidate name from breaking the table.
+// oneLine keeps a hostile candidate name or reason (a NUL, an escape
+// sequence, a newline) from breaking the line or reaching the terminal.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
 			return '?'
 		}
 		return r
@@ -117,6 +135,7 @@ func JUnit(w io.Writer, vs []*gate.Verdict) error {
 		Classname string   `xml:"classname,attr"`
 		Time      string   `xml:"time,attr"`
 		Failure   *failure `xml:"failure,omitempty"`
+		Error     *failure `xml:"error,omitempty"`
 	}
 	type suite struct {
 		XMLName  xml.Name   `xml:"testsuite"`
@@ -132,7 +151,11 @@ func JUnit(w io.Writer, vs []*gate.Verdict) error {
 	for _, v := range vs {
 		total += v.DurationMS
 		tc := testcase{Name: xmlSafe(v.Candidate), Classname: "failpass." + strings.TrimPrefix(v.CardDigest, "sha256:")[:min(12, len(strings.TrimPrefix(v.CardDigest, "sha256:")))], Time: secs(v.DurationMS)}
-		if v.Verdict != gate.Pass {
+		if v.Verdict == gate.Errored {
+			s.Errors++
+			msg := xmlSafe(v.Error)
+			tc.Error = &failure{Message: msg, Type: "error", Text: msg}
+		} else if v.Verdict != gate.Pass {
 			s.Failures++
 			msg := xmlSafe(v.Failed() + ": " + v.Reason)
 			tc.Failure = &failure{Message: msg, Type: v.Failed(), Text: msg}
@@ -216,9 +239,10 @@ func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
 			return nil, Summary{}, &ResultsError{file, n, "a line after the summary line"}
 		}
 		var probe struct {
-			Summary *Summary `json:"summary"`
-			Verdict *string  `json:"verdict"`
-			Error   string   `json:"error"`
+			Summary   *Summary `json:"summary"`
+			Verdict   *string  `json:"verdict"`
+			Error     string   `json:"error"`
+			Candidate string   `json:"candidate"`
 		}
 		if err := json.Unmarshal(line, &probe); err != nil {
 			return nil, Summary{}, &ResultsError{file, n, "not JSON: " + err.Error()}
@@ -229,9 +253,9 @@ func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
 			continue
 		case probe.Verdict == nil:
 			return nil, Summary{}, &ResultsError{file, n, "neither a verdict nor a summary"}
-		case *probe.Verdict == "error":
+		case *probe.Verdict == gate.Errored && probe.Candidate == "":
 			return nil, Summary{}, &ResultsError{file, n, "the shard ended in trouble: " + probe.Error}
-		case *probe.Verdict != gate.Pass && *probe.Verdict != gate.Fail:
+		case *probe.Verdict != gate.Pass && *probe.Verdict != gate.Fail && *probe.Verdict != gate.Errored:
 			return nil, Summary{}, &ResultsError{file, n, fmt.Sprintf("unknown verdict %q", *probe.Verdict)}
 		}
 		var v gate.Verdict
@@ -256,6 +280,7 @@ func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
 	if sum == nil {
 		return nil, Summary{}, &ResultsError{File: file, Msg: "no summary line: the shard's output is incomplete"}
 	}
+	got.Shard = sum.Shard
 	if *sum != got {
 		return nil, Summary{}, &ResultsError{File: file, Msg: fmt.Sprintf("the summary (%s) disagrees with the verdicts (%s)", TotalsLine(*sum), TotalsLine(got))}
 	}

@@ -21,7 +21,8 @@ func TestReadResults(t *testing.T) {
 		want Summary
 		ok   bool
 	}{
-		{"two and summary", passLine + "\n" + failLine + "\n" + `{"summary":{"total":2,"passed":1,"failed":1,"cached":1}}` + "\n", Summary{2, 1, 1, 1}, true},
+		{"two and summary", passLine + "\n" + failLine + "\n" + `{"summary":{"total":2,"passed":1,"failed":1,"cached":1}}` + "\n", Summary{Total: 2, Passed: 1, Failed: 1, Cached: 1}, true},
+		{"error verdict", `{"verdict":"error","candidate":"x.diff","error":"cannot read diff"}` + "\n" + `{"summary":{"total":1,"passed":0,"failed":0,"cached":0,"errors":1,"shard":"0/2"}}`, Summary{Total: 1, Errors: 1, Shard: "0/2"}, true},
 		{"empty shard", `{"summary":{"total":0,"passed":0,"failed":0,"cached":0}}`, Summary{}, true},
 		{"no summary", passLine + "\n", Summary{}, false},
 		{"summary disagrees", passLine + "\n" + `{"summary":{"total":2,"passed":2,"failed":0,"cached":0}}`, Summary{}, false},

@@ -16,35 +16,68 @@ import (
 //	budget.files: files changed: 4 > 3
 //	patch.pass: not run
 //	GATE: FAIL budget.files: files changed: 4 > 3
+//
+// Under --repeat N the command rules say how many runs agreed
+// (`base.fail: exit 1 (ok, 3 runs)`), and a `patch.flaky:` line says
+// whether the patched runs agreed.
 func Text(w io.Writer, v *gate.Verdict) {
+	repeated := 0
 	for _, s := range v.Steps {
-		fmt.Fprintln(w, StepLine(s))
+		fmt.Fprintln(w, oneLine(StepLine(s)))
+		repeated = max(repeated, len(s.Runs))
 	}
-	fmt.Fprintln(w, VerdictLine(v))
+	if repeated > 1 {
+		fmt.Fprintln(w, oneLine(flakyLine(v, repeated)))
+	}
+	fmt.Fprintln(w, oneLine(VerdictLine(v)))
+}
+
+// flakyLine is the patch.flaky rule's line under --repeat: broken, held
+// (every patched command's n runs agreed), or not reached.
+func flakyLine(v *gate.Verdict, n int) string {
+	if v.Failed() == gate.RulePatchFlaky {
+		return fmt.Sprintf("%s: %s", gate.RulePatchFlaky, v.Reason)
+	}
+	for _, s := range v.Steps {
+		if s.Rule == gate.RulePatchInvariant && s.Status == gate.StatusOK {
+			return fmt.Sprintf("%s: ok (the patched runs agree, %d runs each)", gate.RulePatchFlaky, n)
+		}
+	}
+	return gate.RulePatchFlaky + ": not run"
 }
 
 // StepLine is one rule's line in the human form.
 func StepLine(s gate.Step) string {
+	runs := ""
+	if len(s.Runs) > 1 {
+		runs = fmt.Sprintf(", %d runs", len(s.Runs))
+	}
 	switch s.Status {
 	case gate.StatusNotRun:
 		return s.Rule + ": not run"
 	case gate.StatusOK:
 		if s.Exit != nil {
-			return fmt.Sprintf("%s: exit %d (ok)", s.Rule, *s.Exit)
+			return fmt.Sprintf("%s: exit %d (ok%s)", s.Rule, *s.Exit, runs)
 		}
 		if s.Reason != "" {
 			return fmt.Sprintf("%s: ok (%s)", s.Rule, s.Reason)
 		}
 		return s.Rule + ": ok"
 	default:
+		if runs != "" {
+			return fmt.Sprintf("%s: %s (%d runs)", s.Rule, s.Reason, len(s.Runs))
+		}
 		return fmt.Sprintf("%s: %s", s.Rule, s.Reason)
 	}
 }
 
 // VerdictLine is `GATE: PASS` or `GATE: FAIL <rule>: <reason>`.
 func VerdictLine(v *gate.Verdict) string {
-	if v.Verdict == gate.Pass {
+	switch v.Verdict {
+	case gate.Pass:
 		return "GATE: PASS"
+	case gate.Errored:
+		return "GATE: ERROR " + v.Error
 	}
 	return fmt.Sprintf("GATE: FAIL %s: %s", v.Failed(), v.Reason)
 }
