@@ -221,8 +221,8 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 		if err != nil {
 			return err
 		}
-		if v.Failed() == gate.RuleCardBase {
-			fmt.Fprintf(env.Stderr, "hint: %s\n", Sanitize(v.Reason))
+		if _, fetch, ok := strings.Cut(v.Reason, "fetch it: "); ok && v.Failed() == gate.RuleCardBase {
+			fmt.Fprintf(env.Stderr, "hint: the card's base is not in this repository; fetch it, then gate again: %s\n", Sanitize(fetch))
 		}
 		if v.Verdict != gate.Pass {
 			failed++
