@@ -14,7 +14,7 @@ import (
 
 const (
 	recordVerifyUsage = "failpass record verify --record FILE --runners FILE --card FILE --allowed-signers FILE [--diff FILE [--repo DIR]]"
-	noteUsage         = "failpass note --card FILE [--record FILE] [--merge]"
+	noteUsage         = "failpass note --card FILE [--record FILE (--runners FILE | --unverified)] [--merge]"
 )
 
 // runRecordVerify checks a signed gate record without running anything:
@@ -116,13 +116,17 @@ func runRecordVerify(ctx context.Context, env *Env, args []string) error {
 
 // runNote prints the pull-request body for a card and its record, or with
 // --merge the merge note. It checks the record belongs to the card and is
-// internally consistent; who signed it is record verify's job, and the
-// note says how to run that.
+// internally consistent, and with --runners that a trusted runner signed
+// it (as record verify does). A record whose signature nobody checks is
+// never shown as a plain PASS: --unverified says so in the note, and
+// without either flag the note is refused.
 func runNote(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "note", noteUsage)
 	cardPath := fs.String("card", "", "the contract card `FILE`")
 	recPath := fs.String("record", "", "the gate record `FILE` (from gate --record)")
 	merge := fs.Bool("merge", false, "print the merge note instead of the pull-request body")
+	runners := fs.String("runners", "", "allowed_signers `FILE` of the keys trusted to sign records: check the record's signature")
+	unverified := fs.Bool("unverified", false, "do not check the record's signature; the note says it was not checked")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -134,6 +138,13 @@ func runNote(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{Msg: "--card is required", Hint: noteUsage}
 	case *merge && *recPath == "":
 		return &UsageError{Msg: "--merge needs --record FILE", Hint: "a merge note cites the digest of the gate record: failpass gate --record FILE first"}
+	case *runners != "" && *unverified:
+		return &UsageError{Msg: "--runners and --unverified exclude each other"}
+	case *recPath == "" && (*runners != "" || *unverified):
+		return &UsageError{Msg: "--runners and --unverified go with --record FILE"}
+	case *recPath != "" && *runners == "" && !*unverified:
+		return &UsageError{Msg: "--record needs --runners FILE or --unverified",
+			Hint: "check who signed the record: --runners RUNNERS (the allowed_signers of the machines trusted to gate); or say it is unchecked: --unverified"}
 	}
 	raw, c, err := signReadCard(*cardPath)
 	if err != nil {
@@ -141,9 +152,25 @@ func runNote(ctx context.Context, env *Env, args []string) error {
 	}
 	n := &record.Note{CardPath: *cardPath, CardYAML: raw, Card: c}
 	if *recPath != "" {
-		data, err := record.ReadRecord(*recPath)
+		var data, sig []byte
+		if *unverified {
+			data, err = record.ReadRecord(*recPath)
+		} else {
+			data, sig, err = record.Read(*recPath)
+		}
 		if err != nil {
 			return err
+		}
+		if !*unverified {
+			as, err := sign.ReadAllowedSigners(*runners)
+			if err != nil {
+				return err
+			}
+			if n.Runner, err = record.VerifySignature(as, data, sig, time.Now()); err != nil {
+				fmt.Fprintf(env.Stderr, "record %s: NOT VALID: %s\n", Sanitize(*recPath), Sanitize(err.Error()))
+				fmt.Fprintf(env.Stderr, "hint: a note cites only a record a trusted runner signed; check it with failpass record verify --runners %s\n", Sanitize(*runners))
+				return Exit(ExitFail)
+			}
 		}
 		s, err := record.Parse(data)
 		if err == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/sign"
 )
 
 // Note is what a pull-request body or merge note is made of. Record and
@@ -21,6 +22,18 @@ type Note struct {
 	Record       *Statement
 	RecordPath   string
 	RecordDigest string
+	// Runner is who signed the record, when its signature was checked
+	// against the runners' allowed_signers (note --runners); nil means
+	// nobody checked it (note --unverified), and the note says so.
+	Runner *sign.Verified
+}
+
+// signatureCell says whether the record's signature was checked.
+func (n *Note) signatureCell() string {
+	if n.Runner == nil {
+		return "**not checked** (--unverified): this verdict rests on the record file alone; check it with `failpass record verify`"
+	}
+	return fmt.Sprintf("valid, runner %s (%s key %s)", cell(n.Runner.Principal), cell(n.Runner.KeyType), code(n.Runner.Fingerprint))
 }
 
 // base is the commit the note cites: the record's, else the card's pin.
@@ -56,10 +69,14 @@ func (n *Note) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "| patched tree | %s |\n", code(t))
 		}
 		verdict := "**PASS**"
+		if n.Runner == nil {
+			verdict = "**PASS** (unverified record)"
+		}
 		if p.Verdict != gate.Pass {
 			verdict = fmt.Sprintf("**FAIL** %s: %s", code(*p.Rule), cell(p.Reason))
 		}
 		fmt.Fprintf(&b, "| verdict | %s |\n", verdict)
+		fmt.Fprintf(&b, "| record signature | %s |\n", n.signatureCell())
 		if len(p.Card.Signers) > 0 {
 			fmt.Fprintf(&b, "| card signed by | %s |\n", cell(strings.Join(p.Card.Signers, ", ")))
 		}
@@ -130,8 +147,12 @@ func (n *Note) WriteMerge(w io.Writer) error {
 	if n.Record == nil {
 		return fmt.Errorf("a merge note cites a gate record")
 	}
-	_, err := fmt.Fprintf(w, "Merge fix for %s (failpass gate: pass)\n\nFailpass-Contract: %s\nFailpass-Base: %s\nFailpass-Card: %s\nFailpass-Record: %s\n",
-		oneLine(n.Card.ID), oneLine(n.Card.ID), n.base(), oneLine(n.CardPath), n.RecordDigest)
+	signed := "unverified"
+	if n.Runner != nil {
+		signed = "verified, runner " + oneLine(n.Runner.Principal) + " " + n.Runner.Fingerprint
+	}
+	_, err := fmt.Fprintf(w, "Merge fix for %s (failpass gate: pass)\n\nFailpass-Contract: %s\nFailpass-Base: %s\nFailpass-Card: %s\nFailpass-Record: %s\nFailpass-Record-Signature: %s\n",
+		oneLine(n.Card.ID), oneLine(n.Card.ID), n.base(), oneLine(n.CardPath), n.RecordDigest, signed)
 	return err
 }
 

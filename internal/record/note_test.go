@@ -29,6 +29,7 @@ func TestNoteMarkdown(t *testing.T) {
 		"failpass gate --card 'cards/my card.yml' --diff fix.diff --allowed-signers ALLOWED_SIGNERS\n",
 		"failpass record verify --record rec.json --runners RUNNERS --card 'cards/my card.yml' --allowed-signers ALLOWED_SIGNERS --diff fix.diff --repo .\n",
 		"```yaml\n" + testCardYAML + "```\n",
+		"| record signature | **not checked** (--unverified)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("WriteMarkdown() lacks %q; got:\n%s", want, out)
@@ -40,7 +41,7 @@ func TestNoteMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "Merge fix for REC-T (failpass gate: pass)\n\nFailpass-Contract: REC-T\nFailpass-Base: " + testBase +
-		"\nFailpass-Card: cards/my card.yml\nFailpass-Record: sha256:" + strings.Repeat("ab", 32) + "\n"
+		"\nFailpass-Card: cards/my card.yml\nFailpass-Record: sha256:" + strings.Repeat("ab", 32) + "\nFailpass-Record-Signature: unverified\n"
 	if m.String() != want {
 		t.Errorf("WriteMerge() = %q, want %q", m.String(), want)
 	}
