@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/failpass/failpass/internal/gitx"
@@ -53,6 +54,9 @@ func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
 			tracked = append(tracked, p)
 		}
 	}
+	for i := range frames {
+		frames[i].Path = fromWorktree(frames[i].Path, repo.Dir)
+	}
 	r := stack.Resolve(frames, repo.Dir, tracked)
 	if len(r.Files) == 0 {
 		e := Errorf("%s names no file of the repository at %s (%d frame(s) read)", *stackPath, repo.Dir, len(frames))
@@ -88,6 +92,23 @@ func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "a suggestion only: reread the issue before you write max_files into the card\n")
 	return nil
+}
+
+// fromWorktree maps a path inside one of failpass's worktrees
+// (<git common dir>/failpass/worktrees/<id>/src/x.py, as a gate's logs
+// show it, from this machine or another) back to the same file in the
+// repository at root. Other paths are returned unchanged.
+func fromWorktree(p, root string) string {
+	const marker = "/failpass/worktrees/"
+	i := strings.LastIndex(p, marker)
+	if i < 0 {
+		return p
+	}
+	id, rest, ok := strings.Cut(p[i+len(marker):], "/")
+	if !ok || id == "" || rest == "" {
+		return p
+	}
+	return strings.TrimSuffix(filepath.ToSlash(root), "/") + "/" + rest
 }
 
 func suggestReadTrace(env *Env, path string) ([]byte, error) {
