@@ -269,8 +269,16 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 	fmt.Fprintf(env.Stderr, "logs: %s\n", logDir)
 	sess := run.NewSession() // every run of the table shares one sandbox helper
 	defer sess.Close()
+	prog := newStepProgress(env) // nil unless stderr is a terminal
 
 	one := func(role card.Role, i int) (run.Result, error) {
+		step := fmt.Sprintf("%s run %d", role, i+1)
+		if role == card.RoleFail {
+			step = fmt.Sprintf("fail run %d/%d", i+1, n)
+		}
+		if prog != nil {
+			prog.starting(step)
+		}
 		if i > 0 || role == card.RoleInvariant {
 			// Every run starts from the clean base: a run that leaves a
 			// cache or a marker file behind must not steer the next.
@@ -287,6 +295,9 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 		}
 		if ctx.Err() != nil {
 			return res, Errorf("interrupted while running the %s command; the card was left unchanged", role)
+		}
+		if prog != nil {
+			prog.ended(step, fmt.Sprintf("%s: %s", step, res))
 		}
 		return res, nil
 	}
