@@ -6,32 +6,51 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/prune"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
-const gcUsage = `failpass gc [--repo DIR] [--json]`
+const gcUsage = `failpass gc [--repo DIR] [--json] [--max-age DUR] [--max-size SIZE]`
 
 // runGC is `failpass gc`: remove the worktrees, git admin entries and
 // owner files that dead failpass runs (kill -9, a crash, a reboot) left in
 // a repository. Every failpass run does the same sweep when it starts;
 // this does it on demand. Worktrees of live runs and kept ones stay.
 //
-// Output: each removed path on a line, or "nothing to remove"; with
-// --json, {"removed": [paths]}. Exit 0, or 2 when something could not be
-// removed (what was removed is still printed).
+// It also prunes caches and logs (package prune): every log folder and
+// cache last used --max-age ago or more, then the oldest until the rest
+// fit in --max-size. Refs are never touched (refs/failpass/bases/ keeps
+// the bases cards are signed against).
+//
+// Output: each removed path on a line, then what was freed, or "nothing
+// to remove"; with --json, {"removed": [paths], "cgroups_removed": n,
+// "freed_bytes": n, "kept_bytes": n, "pruned": [{"path", "kind", "bytes",
+// "last_used"}]}. Exit 0, or 2 when something could not be removed (what
+// was removed is still printed).
 func runGC(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "gc", gcUsage)
 	repoDir := fs.String("repo", ".", "the repository `DIR` (default: the one containing the current folder)")
-	asJSON := fs.Bool("json", false, `print {"removed": [paths]} as JSON`)
+	asJSON := fs.Bool("json", false, `print {"removed": [paths], "freed_bytes": n, ...} as JSON`)
+	maxAgeFlag := fs.String("max-age", "30d", "remove caches and logs unused for `DUR` (30d, 12h)")
+	maxSizeFlag := fs.String("max-size", "5GiB", "then remove the oldest until caches and logs total at most `SIZE` (2GiB, 500MB)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0]), Hint: "run 'failpass gc -h' for usage"}
+	}
+	maxAge, err := prune.ParseAge(*maxAgeFlag)
+	if err != nil {
+		return &UsageError{Msg: "--max-age: " + err.Error()}
+	}
+	maxSize, err := prune.ParseSize(*maxSizeFlag)
+	if err != nil {
+		return &UsageError{Msg: "--max-size: " + err.Error()}
 	}
 	repo, err := gitx.Open(ctx, *repoDir)
 	if err != nil {
@@ -41,6 +60,23 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 	if removed == nil {
 		removed = []string{}
 	}
+	units, err := prune.Scan(repo.StateDir())
+	var pruned []prune.Unit
+	if err == nil {
+		pruned, err = prune.Remove(prune.Select(units, time.Now(), maxAge, maxSize))
+	}
+	gcErr = errors.Join(gcErr, err)
+	var freed, total int64
+	for _, u := range units {
+		total += u.Bytes
+	}
+	for _, u := range pruned {
+		freed += u.Bytes
+		removed = append(removed, u.Path)
+	}
+	if pruned == nil {
+		pruned = []prune.Unit{}
+	}
 	// Cgroups of sandboxed commands whose failpass was killed: not paths in
 	// the repository, so counted rather than listed.
 	cgroups, cgErr := sandbox.RemoveStaleCgroups()
@@ -49,16 +85,31 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 	}
 	if *asJSON {
 		b, _ := json.Marshal(struct {
-			Removed []string `json:"removed"`
-			Cgroups int      `json:"cgroups_removed"`
-		}{removed, cgroups})
+			Removed []string     `json:"removed"`
+			Cgroups int          `json:"cgroups_removed"`
+			Freed   int64        `json:"freed_bytes"`
+			Kept    int64        `json:"kept_bytes"`
+			Pruned  []prune.Unit `json:"pruned"`
+		}{removed, cgroups, freed, total - freed, pruned})
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		for _, p := range removed {
-			fmt.Fprintln(env.Stdout, p)
+			fmt.Fprintln(env.Stdout, Sanitize(p))
 		}
 		if cgroups > 0 {
 			fmt.Fprintf(env.Stdout, "%d stale sandbox cgroup(s)\n", cgroups)
+		}
+		if len(pruned) > 0 {
+			caches, logs := 0, 0
+			for _, u := range pruned {
+				if u.Kind == "logs" {
+					logs++
+				} else {
+					caches++
+				}
+			}
+			fmt.Fprintf(env.Stdout, "freed %s: %d cache(s), %d log folder(s); caches and logs now take %s\n",
+				prune.FormatSize(freed), caches, logs, prune.FormatSize(total-freed))
 		}
 		if len(removed) == 0 && cgroups == 0 && gcErr == nil {
 			fmt.Fprintln(env.Stdout, "nothing to remove")
