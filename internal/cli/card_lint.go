@@ -6,8 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/failpass/failpass/internal/atomicfile"
-	"os"
-	"strconv"
+	"sort"
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
@@ -16,7 +15,6 @@ import (
 const (
 	cardLintUsage      = "failpass card lint --card FILE [--json]"
 	cardCanonicalUsage = "failpass card canonical --card FILE"
-	cardInitUsage      = "failpass card init [--card FILE] [--id ID] [--force]"
 )
 
 // needCard refuses a missing --card and stray positional arguments before
@@ -38,14 +36,17 @@ func needCard(cmd, path string, pos []string) error {
 // lintJSON is the stable `card lint --json` object; fields may be added,
 // never renamed or removed.
 type lintJSON struct {
-	Card       string         `json:"card"`
-	Valid      bool           `json:"valid"`
-	ID         string         `json:"id,omitempty"`
-	CardDigest string         `json:"card_digest,omitempty"`
-	Signed     bool           `json:"signed"`
-	Budget     *budgetJSON    `json:"effective_budget,omitempty"`
-	Warnings   []string       `json:"warnings"`
-	Error      *lintErrorJSON `json:"error,omitempty"`
+	Card       string      `json:"card"`
+	Valid      bool        `json:"valid"`
+	ID         string      `json:"id,omitempty"`
+	CardDigest string      `json:"card_digest,omitempty"`
+	Signed     bool        `json:"signed"`
+	Budget     *budgetJSON `json:"effective_budget,omitempty"`
+	Warnings   []string    `json:"warnings"`
+	// Placeholders are the fields that still hold a card init template
+	// value (starting with REPLACE-); any makes lint exit 1.
+	Placeholders []string       `json:"placeholders"`
+	Error        *lintErrorJSON `json:"error,omitempty"`
 }
 
 type budgetJSON struct {
@@ -74,7 +75,7 @@ func runCardLint(ctx context.Context, env *Env, args []string) error {
 	if err := needCard("lint", *path, pos); err != nil {
 		return err
 	}
-	out := lintJSON{Card: *path, Warnings: []string{}}
+	out := lintJSON{Card: *path, Warnings: []string{}, Placeholders: []string{}}
 	c, err := card.Load(*path)
 	if err == nil {
 		out.CardDigest, err = c.Digest()
@@ -93,12 +94,60 @@ func runCardLint(ctx context.Context, env *Env, args []string) error {
 		out.Warnings = append(out.Warnings, w)
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
-	if *asJSON {
+	if canon, err := c.Canonical(); err == nil {
+		out.Placeholders = placeholders(canon)
+	}
+	switch {
+	case *asJSON:
 		writeJSON(env, out)
-	} else {
+	case len(out.Placeholders) > 0:
+		fmt.Fprintf(env.Stdout, "card %s: template placeholders left: %s\n", *path, strings.Join(out.Placeholders, ", "))
+	default:
 		fmt.Fprintf(env.Stdout, "card %s: ok\n", *path)
 	}
+	if len(out.Placeholders) > 0 {
+		fmt.Fprintf(env.Stderr, "hint: replace every %s... value with the issue's own reproduction (the test that fails, its package or file)\n", Placeholder)
+		return Exit(ExitFail)
+	}
 	return nil
+}
+
+// placeholders lists, in order, the fields of a card's canonical JSON
+// whose value still holds Placeholder: fail.cmd[4], id, ...
+func placeholders(canon []byte) []string {
+	var v any
+	if json.Unmarshal(canon, &v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case string:
+			if strings.Contains(x, Placeholder) {
+				out = append(out, path)
+			}
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				walk(p, x[k])
+			}
+		}
+	}
+	walk("", v)
+	return out
 }
 
 func lintError(err error) *lintErrorJSON {
@@ -147,37 +196,6 @@ func runCardCanonical(ctx context.Context, env *Env, args []string) error {
 	return err
 }
 
-func runCardInit(ctx context.Context, env *Env, args []string) error {
-	fs := newFlags(env, "card init", cardInitUsage)
-	path := fs.String("card", "card.yml", "write the template to `FILE`")
-	id := fs.String("id", "ISSUE-0000", "the card's `ID`, usually the issue it locks")
-	force := fs.Bool("force", false, "overwrite FILE if it exists")
-	pos, err := fs.parse(args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0]), Hint: "name the file with --card FILE"}
-	}
-	data := []byte(strings.Replace(cardTemplate, "{{ID}}", strconv.Quote(*id), 1))
-	if _, err := card.Parse(*path, data); err != nil {
-		var pe *card.ParseError
-		if errors.As(err, &pe) && pe.Field == "id" {
-			return Errorf("--id %q: %s", *id, pe.Msg).Hint("give a non-empty id without control characters, e.g. --id ISSUE-4419")
-		}
-		return fmt.Errorf("card template does not parse: %w", err)
-	}
-	if err := writeNew(*path, data, *force); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return Errorf("%s already exists", *path).Hint("pass --force to overwrite it, or choose another --card FILE")
-		}
-		return Errorf("cannot write %s: %v", *path, err).Hint("choose a --card FILE in a writable folder")
-	}
-	fmt.Fprintf(env.Stdout, "card %s: written\n", *path)
-	fmt.Fprintf(env.Stderr, "next: replace the commands, then run 'failpass card lint --card %s'\n", *path)
-	return nil
-}
-
 // writeNew writes data to path durably: a temp file in the same folder,
 // fsync, then a hard link (refuses an existing path atomically) or, with
 // force, a rename over it; then the folder is fsynced. A crash leaves either
@@ -188,47 +206,3 @@ func writeNew(path string, data []byte, force bool) error {
 	}
 	return atomicfile.Create(path, data, 0o644)
 }
-
-// cardTemplate is what `card init` writes: a valid card whose commands are
-// placeholders, with the field reference in comments.
-const cardTemplate = `# failpass contract card; field reference: docs/card.md
-# Replace the placeholder commands with the issue's own reproduction, run
-# 'failpass card lint --card FILE', then sign it with 'failpass card sign'.
-# Strings are best double-quoted; integers are plain decimal.
-
-id: {{ID}}                             # the issue this card locks
-# origin: "https://github.com/OWNER/REPO/issues/0000"
-base_ref: "main"                       # the revision the fail command must fail on
-# expires: "2027-01-01T00:00:00Z"      # optional, a quoted RFC 3339 time
-
-# Must exit expect_exit on the unpatched base: the bug, frozen.
-fail:
-  workdir: "."                         # relative to the repository root
-  cmd: ["python", "-m", "pytest", "tests/test_bug.py::test_bug", "-q"]   # argv, no shell
-  expect_exit: 1
-  # timeout: "10m"                     # a Go duration, at most 24h
-  # env: {PYTHONHASHSEED: "0"}
-
-# The same test must pass on the patched tree: the cheapest honest oracle.
-pass:
-  workdir: "."
-  cmd: ["python", "-m", "pytest", "tests/test_bug.py::test_bug", "-q"]
-  expect_exit: 0
-
-# A nearby suite that must pass on both trees.
-invariant:
-  workdir: "."
-  cmd: ["python", "-m", "pytest", "tests/test_bug.py", "-q"]
-  expect_exit: 0
-
-# Hard limits for any patch; annotations may only tighten them.
-budget:
-  max_files: 3                         # files the stack names, plus one
-  max_changed_lines: 80                # the smallest plausible fix
-  deny_globs:                          # paths no patch may touch
-    - ".github/**"
-    - "docs/**"
-    - "pyproject.toml"
-
-# sandbox: {require: [network, filesystem, processes, resources]}
-`
