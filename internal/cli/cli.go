@@ -57,7 +57,7 @@ func init() {
 		{name: "budget", summary: "suggest a budget from a stack trace", sub: budgetCommands()},
 		{name: "results", summary: "merge shard outputs", sub: resultsCommands()},
 		{name: "loop", summary: "run and inspect the review-fix loop", sub: loopCommands()},
-		{name: "gc", summary: "remove what dead failpass runs left behind", run: runGC},
+		{name: "gc", summary: "remove what dead runs left, and old caches and logs", run: runGC},
 		{name: "version", summary: "print the version", run: runVersion},
 	}
 }
@@ -185,6 +185,9 @@ func printUsage(w io.Writer, table []*command, path []string) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s <command> -h' for a command's flags.\n", prefix)
+	if path == nil {
+		fmt.Fprintf(w, "'failpass --version' prints the version. Exit codes: 0 pass/valid, 1 a rule broken/not valid, 2 trouble, 130 interrupted.\n")
+	}
 }
 
 // exitCode prints err the house way and returns the code for it:
