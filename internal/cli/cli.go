@@ -268,8 +268,12 @@ func isControl(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f || (r 
 // failpass's: a full disk, a missing git. They are said plainly, with the
 // fix, instead of as an internal error.
 func environmentError(err error) (string, []string, bool) {
+	// git reports a full disk only in its words; its stderr is the one
+	// place the cause is written.
+	var ge *gitx.Error
+	gitFull := errors.As(err, &ge) && (strings.Contains(ge.Stderr, "No space left on device") || strings.Contains(ge.Stderr, "Disk quota exceeded"))
 	switch {
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), gitFull:
 		return "the disk is full: " + err.Error(), []string{
 			"free space on the disk named above (failpass keeps its worktrees, logs and caches under <git common dir>/failpass/)",
 			"'failpass gc --max-size 1GiB' removes old caches and logs"}, true
