@@ -77,15 +77,28 @@ func TestCardLintJSON(t *testing.T) {
 	}
 }
 
+// TestCardInitTemplateLints: every runner's template is a valid card
+// that lints with exit 1 (placeholders) and no warning, and with every
+// placeholder replaced lints clean.
 func TestCardInitTemplateLints(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "card.yml")
-	if code, _, stderr := runMain("card", "init", "--card", path, "--id", "ISSUE-9"); code != 0 {
-		t.Fatalf("card init = %d: %s", code, stderr)
-	}
-	if code, _, stderr := runMain("card", "lint", "--card", path); code != 0 || stderr != "" {
-		t.Errorf("card lint of the template = %d, stderr %q; want 0 and no warnings", code, stderr)
-	}
-	if code, _, _ := runMain("card", "init", "--card", path); code != 2 {
-		t.Errorf("card init over an existing file = %d, want 2", code)
+	for _, runner := range []string{"go", "cargo", "npm"} {
+		t.Run(runner, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "card.yml")
+			if code, _, stderr := runMain("card", "init", "--runner", runner, "--card", path, "--id", "ISSUE-9"); code != 0 {
+				t.Fatalf("card init = %d: %s", code, stderr)
+			}
+			code, stdout, stderr := runMain("card", "lint", "--card", path)
+			if code != 1 || strings.Contains(stderr, "warning") || !strings.Contains(stdout, "template placeholders left: fail.cmd[") {
+				t.Errorf("card lint of the template = %d, %q, stderr %q; want 1 naming the placeholders, no warnings", code, stdout, stderr)
+			}
+			data, _ := os.ReadFile(path)
+			os.WriteFile(path, []byte(strings.ReplaceAll(string(data), Placeholder, "x")), 0o644)
+			if code, _, stderr := runMain("card", "lint", "--card", path); code != 0 || stderr != "" {
+				t.Errorf("card lint of the filled template = %d, stderr %q; want 0 and no warnings", code, stderr)
+			}
+			if code, _, _ := runMain("card", "init", "--runner", runner, "--card", path); code != 2 {
+				t.Errorf("card init over an existing file = %d, want 2", code)
+			}
+		})
 	}
 }
