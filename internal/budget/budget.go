@@ -33,7 +33,7 @@ type Finding struct {
 
 // Check returns the first budget rule cs breaks, in the order binary,
 // symlink, deny, oracle, files, lines, or nil when the change set is
-// within budget. cs should have been through patch.ResolveModes, which
+// within budget. cs should have been through gitpatch.ResolveModes, which
 // knows symlinks the patch does not declare; a symlink whose target is
 // unknown is refused rather than guessed.
 //

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/patch"
 )
 
@@ -44,7 +45,7 @@ func TestExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs, err := patch.Read(context.Background(), d)
+		cs, err := gitpatch.Read(context.Background(), d)
 		var pe *patch.Error
 		if errors.As(err, &pe) {
 			if pe.Rule != tc.rule {

@@ -221,7 +221,7 @@ func (b *Batch) dynamic(ctx context.Context, g *gateRun, fp string) error {
 // unracy guards diff.actual against racy git in a reused worktree. The
 // reset may have rewritten a file the diff changes within the same second
 // git apply then writes it (same size, same inode): git trusts an index
-// entry whose stat matches, and patch.ActualIn reads a copy of the index
+// entry whose stat matches, and gitpatch.ActualIn reads a copy of the index
 // whose fresh mtime hides that the entry is racy, so the change would go
 // unseen. Backdating those files and refreshing their entries makes
 // whatever git apply writes differ from the index in mtime.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/failpass/failpass/internal/budget"
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/run"
@@ -364,7 +365,7 @@ func MissingBase(ctx context.Context, repo *gitx.Repo, rev string) string {
 // (budget.*), and refuses a diff that does not fit the base (diff.apply,
 // before any worktree exists).
 func (g *gateRun) diffRules(ctx context.Context) error {
-	cs, err := patch.Read(ctx, g.o.Diff)
+	cs, err := gitpatch.Read(ctx, g.o.Diff)
 	if err != nil {
 		var pe *patch.Error
 		if !errors.As(err, &pe) {
@@ -378,12 +379,12 @@ func (g *gateRun) diffRules(ctx context.Context) error {
 	// The budget reads modes and symlink targets. A patch that states
 	// them all (as git writes them) is judged before the base is listed,
 	// a git call a refused diff need not wait for; otherwise the base
-	// fills them in first (patch.ChangeSet.ResolveModes). A diff that
+	// fills them in first (gitpatch.ResolveModes). A diff that
 	// does not fit the base is judged by the budget as the patch states
 	// it all the same: the budget comes before diff.apply in gate order.
 	var misfit *patch.Error
 	resolve := func() error {
-		err := cs.ResolveModes(ctx, g.o.Repo, g.base)
+		err := gitpatch.ResolveModes(ctx, g.o.Repo, g.base, cs)
 		if pe := (*patch.Error)(nil); errors.As(err, &pe) && pe.Rule == RuleDiffApply {
 			misfit = pe
 			return nil
@@ -574,7 +575,7 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return err
 	}
 	g.ok(RuleDiffApply)
-	actual, err := patch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base)
+	actual, err := gitpatch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/failpass/failpass/internal/budget"
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
-	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/pathglob"
 )
 
@@ -114,7 +114,7 @@ func (p *CardPolicy) Scope(path string) string {
 // Check applies the card's budget, with the gate's rules, to the
 // cumulative change from the card's base to the worktree dir.
 func (p *CardPolicy) Check(ctx context.Context, repo *gitx.Repo, dir string) (*budget.Finding, error) {
-	cs, err := patch.Actual(ctx, repo, dir, p.Card.BaseSHA)
+	cs, err := gitpatch.Actual(ctx, repo, dir, p.Card.BaseSHA)
 	if err != nil {
 		return nil, err
 	}

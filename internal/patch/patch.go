@@ -1,4 +1,4 @@
-// Package patch owns change sets: what a diff changes, read statically with git's own patch parser cross-checked against the raw headers, and what a worktree actually changed.
+// Package patch owns the change-set value: what a diff changes (its raw headers read strictly, checked against git's reading), its comparison with what a worktree changed, and the path rules; pure, it runs nothing (package gitpatch reads change sets with git).
 package patch
 
 import (

@@ -2,44 +2,47 @@ package patch
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-
-	"github.com/failpass/failpass/internal/gitx"
 )
 
-// Read returns the static change set of a diff, before any worktree
-// exists. The diff is read twice: by a strict scan of its raw headers and
-// by git's own patch parser (git apply --numstat --summary -z, run in an
-// empty folder outside any repository, so no tree is touched). The scan's
-// reading is rendered the way git prints it and must match git's output
-// byte for byte; any disagreement (git normalizing "+++ /etc/x" to
-// "etc/x", git skipping prose around a patch, a header git reads another
-// way) is refused.
-//
-// Errors: *Error with Rule diff.parse (not a pure patch, oversize, git
-// disagrees) or diff.path (an unsafe path); other errors are trouble
-// (git missing, a temp folder that cannot be made).
-//
-// The change set has the modes the patch states; ResolveModes fills in
-// the rest from the base tree.
-func Read(ctx context.Context, diff []byte) (*ChangeSet, error) {
+// Headers is a diff's strict reading of its raw headers: the half of a
+// static change set that needs no git. The reader in package gitpatch
+// scans the headers first (an oversize diff, an unsafe path or prose
+// around the patch is refused before git runs), then has git read the
+// same diff and calls Agree.
+type Headers struct{ secs []*section }
+
+// ScanHeaders reads diff's raw headers strictly: the size bound, the
+// strict raw header scan and the path rules. Errors are *Error with rule
+// diff.parse or diff.path.
+func ScanHeaders(diff []byte) (*Headers, error) {
 	secs, err := readSections(diff)
 	if err != nil {
 		return nil, err
 	}
-	got, err := gitNumstatSummary(ctx, diff)
-	if err != nil {
-		return nil, err
-	}
-	return build(secs, got)
+	return &Headers{secs: secs}, nil
 }
 
-// readSections is the part of Read that needs no git: the size bound, the
+// Agree returns the change set once git's own reading of the same diff
+// (the output of `git apply --numstat --summary -z`) matches the headers'
+// rendered the way git prints it, byte for byte; any disagreement (git
+// normalizing "+++ /etc/x" to "etc/x", git skipping prose around a patch,
+// a header git reads another way) is an *Error diff.parse.
+//
+// The change set has the modes the patch states; Resolve fills in the
+// rest from the base tree.
+func (h *Headers) Agree(git []byte) (*ChangeSet, error) {
+	return build(h.secs, git)
+}
+
+// Unreadable is the diff.parse error for a diff git's patch parser
+// refused outright; msg is git's fatal line.
+func Unreadable(msg string) *Error {
+	return &Error{Rule: RuleParse, Msg: "git apply cannot read the diff: " + msg, Hint: hintPure}
+}
+
+// readSections is the part of reading a diff that needs no git: the size bound, the
 // strict raw header scan and the path rules.
 func readSections(diff []byte) ([]*section, error) {
 	if len(diff) > MaxSize {
@@ -80,7 +83,7 @@ func build(secs []*section, got []byte) (*ChangeSet, error) {
 }
 
 // symlink sets Symlink and SymlinkTarget where the patch's own modes say
-// the file is a symlink (ResolveModes covers files whose mode only the base
+// the file is a symlink (Resolve covers files whose mode only the base
 // tree knows).
 func (s *section) symlink() error {
 	switch {
@@ -94,7 +97,7 @@ func (s *section) symlink() error {
 	}
 	if s.hunks == 0 {
 		if s.OldMode == ModeSymlink || s.Status == Renamed || s.Status == Copied {
-			return nil // content unchanged: ResolveModes reads the target from the base
+			return nil // content unchanged: Resolve reads the target from the base
 		}
 		return parseErr(s.line, hintHeader, "%q becomes a symlink but the patch does not give its target", s.NewPath)
 	}
@@ -113,35 +116,6 @@ func (s *section) takeTarget() error {
 	}
 	s.SymlinkTarget = s.target
 	return nil
-}
-
-// gitNumstatSummary runs git's patch parser on the diff alone.
-func gitNumstatSummary(ctx context.Context, diff []byte) ([]byte, error) {
-	dir, err := os.MkdirTemp("", "failpass-patch-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	env := []string{
-		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir), // never find a repository above
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=/dev/null", // the reading may not depend on anyone's config
-		"HOME=" + dir,
-	}
-	out, err := gitx.CommandEnv(ctx, dir, diff, env,
-		"apply", "--numstat", "--summary", "-z", "--whitespace=nowarn", "-")
-	if err != nil {
-		var ge *gitx.Error
-		if errors.As(err, &ge) {
-			msg := strings.TrimSpace(ge.Stderr)
-			if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-				msg = msg[i+1:] // git's fatal line comes last
-			}
-			return nil, &Error{Rule: RuleParse, Msg: "git apply cannot read the diff: " + msg, Hint: hintPure}
-		}
-		return nil, err
-	}
-	return out, nil
 }
 
 // render prints sections the way git apply --numstat --summary -z does:

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
 )
@@ -99,11 +100,11 @@ func Numstat(cs *patch.ChangeSet) []FileStat {
 	return out
 }
 
-// ReadNumstat is Numstat of git's reading of diff (patch.Read). A diff
+// ReadNumstat is Numstat of git's reading of diff (gitpatch.Read). A diff
 // failpass's parser refuses has an empty numstat: the gate refused it at
 // diff.parse or diff.path, and the record says so by its steps.
 func ReadNumstat(ctx context.Context, diff []byte) ([]FileStat, error) {
-	cs, err := patch.Read(ctx, diff)
+	cs, err := gitpatch.Read(ctx, diff)
 	if err != nil {
 		var pe *patch.Error
 		if errors.As(err, &pe) {

@@ -1,8 +1,10 @@
-package patch
+package gitpatch
 
 import (
 	"context"
 	"testing"
+
+	"github.com/failpass/failpass/internal/patch"
 )
 
 func seedDiffs(f *testing.F) {
@@ -17,7 +19,7 @@ func seedDiffs(f *testing.F) {
 }
 
 // FuzzRead: Read never panics; an error comes without a change set, as a
-// typed *Error unless git itself failed to run; an accepted change set
+// typed *patch.Error unless git itself failed to run; an accepted change set
 // only names safe paths, one section per written path.
 func FuzzRead(f *testing.F) {
 	seedDiffs(f)
@@ -32,7 +34,7 @@ func FuzzRead(f *testing.F) {
 		written := map[string]bool{}
 		for _, file := range cs.Files {
 			for _, p := range file.Paths() {
-				if err := CheckPath(p); err != nil {
+				if err := patch.CheckPath(p); err != nil {
 					t.Fatalf("Read(%q) accepted unsafe path: %v", diff, err)
 				}
 			}
@@ -49,26 +51,5 @@ func FuzzRead(f *testing.F) {
 		if ok, why := cs.Equal(cs); !ok {
 			t.Fatalf("Read(%q) result not Equal to itself: %s", diff, why)
 		}
-	})
-}
-
-// FuzzScan exercises the raw scan alone (no git, so it runs fast): no
-// panic; an error returns no sections; accepted sections render.
-func FuzzScan(f *testing.F) {
-	seedDiffs(f)
-	f.Fuzz(func(t *testing.T, diff []byte) {
-		secs, err := scan(diff)
-		if err != nil {
-			if secs != nil {
-				t.Fatalf("scan(%q) returned sections with error %v", diff, err)
-			}
-			return
-		}
-		if len(secs) == 0 {
-			t.Fatalf("scan(%q) accepted a diff without patches", diff)
-		}
-		_ = render(secs)
-		_ = checkPaths(secs)
-		_ = checkSections(secs)
 	})
 }

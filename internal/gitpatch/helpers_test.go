@@ -1,4 +1,4 @@
-package patch
+package gitpatch
 
 import (
 	"context"
@@ -120,4 +120,12 @@ func (r *testRepo) applied(diff []byte) string {
 		t.Fatalf("git apply: %v", err)
 	}
 	return wt
+}
+
+// clip shortens a diff for a failure message.
+func clip(l string) string {
+	if len(l) > 60 {
+		return l[:60] + "..."
+	}
+	return l
 }

@@ -1,4 +1,4 @@
-package patch
+package gitpatch
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/failpass/failpass/internal/patch"
 )
 
 // TestRandomEdits drives the whole pipeline on random edits git itself
@@ -65,7 +67,7 @@ func TestRandomEdits(t *testing.T) {
 			}
 			stated := cs.Stated()
 			before := slices.Clone(cs.Files)
-			if err := cs.ResolveModes(ctx, r.repo, r.base); err != nil {
+			if err := ResolveModes(ctx, r.repo, r.base, cs); err != nil {
 				t.Fatalf("ResolveModes(%q): %v", diff, err)
 			}
 			// The gate judges a stated change set before the base is read:
@@ -88,7 +90,7 @@ func TestRandomEdits(t *testing.T) {
 			}
 			t.Logf("%d sections, %d files, %d lines, stated %v", len(cs.Files), cs.ChangedFiles(), cs.ChangedLines(), stated)
 			for i, f := range cs.Files {
-				if f.Symlink && f.Status != Deleted && f.SymlinkTarget == "" {
+				if f.Symlink && f.Status != patch.Deleted && f.SymlinkTarget == "" {
 					t.Errorf("file %d %+v: symlink without target", i, f)
 				}
 			}

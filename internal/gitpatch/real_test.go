@@ -1,4 +1,4 @@
-package patch
+package gitpatch
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/failpass/failpass/internal/patch"
 )
 
 var baseFiles = map[string]string{
@@ -29,65 +31,65 @@ func TestRealDiffs(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		edit   map[string]string
-		extra  []string // more git diff flags
-		want   []File   // after ResolveModes
+		extra  []string     // more git diff flags
+		want   []patch.File // after ResolveModes
 		lines  int
 		nfiles int
 	}{
 		{name: "edit", edit: map[string]string{"src/app.py": "def f():\n    return 2\n"},
-			want:  []File{{OldPath: "src/app.py", NewPath: "src/app.py", Status: Modified, Added: 1, Deleted: 1, OldMode: "100644", NewMode: "100644"}},
+			want:  []patch.File{{OldPath: "src/app.py", NewPath: "src/app.py", Status: patch.Modified, Added: 1, Deleted: 1, OldMode: "100644", NewMode: "100644"}},
 			lines: 2, nfiles: 1},
 		{name: "new file under ignored folder", edit: map[string]string{"build/out.txt": "x\n"}, extra: nil,
 			want: nil, lines: 0, nfiles: 0},
 		{name: "new file", edit: map[string]string{".github/workflows/ci.yml": "on: push\n"},
-			want:  []File{{NewPath: ".github/workflows/ci.yml", Status: Added, Added: 1, NewMode: "100644"}},
+			want:  []patch.File{{NewPath: ".github/workflows/ci.yml", Status: patch.Added, Added: 1, NewMode: "100644"}},
 			lines: 1, nfiles: 1},
 		{name: "delete", edit: map[string]string{"README.md": ""},
-			want:  []File{{OldPath: "README.md", Status: Deleted, Deleted: 1, OldMode: "100644"}},
+			want:  []patch.File{{OldPath: "README.md", Status: patch.Deleted, Deleted: 1, OldMode: "100644"}},
 			lines: 1, nfiles: 1},
 		{name: "rename", edit: map[string]string{"long.txt": "", "moved/long.txt": "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n"},
-			want:  []File{{OldPath: "long.txt", NewPath: "moved/long.txt", Status: Renamed, Added: 1, OldMode: "100644", NewMode: "100644"}},
+			want:  []patch.File{{OldPath: "long.txt", NewPath: "moved/long.txt", Status: patch.Renamed, Added: 1, OldMode: "100644", NewMode: "100644"}},
 			lines: 1, nfiles: 1},
 		{name: "pure rename of a binary", edit: map[string]string{"data/blob.bin": "", "data/moved.bin": "\x00\x01\x02binary"},
-			want:  []File{{OldPath: "data/blob.bin", NewPath: "data/moved.bin", Status: Renamed, OldMode: "100644", NewMode: "100644"}},
+			want:  []patch.File{{OldPath: "data/blob.bin", NewPath: "data/moved.bin", Status: patch.Renamed, OldMode: "100644", NewMode: "100644"}},
 			lines: 0, nfiles: 1},
 		{name: "mode change", edit: map[string]string{"run.sh*": "#!/bin/sh\necho run\n"},
-			want:  []File{{OldPath: "run.sh", NewPath: "run.sh", Status: Modified, OldMode: "100644", NewMode: "100755"}},
+			want:  []patch.File{{OldPath: "run.sh", NewPath: "run.sh", Status: patch.Modified, OldMode: "100644", NewMode: "100755"}},
 			lines: 0, nfiles: 1},
 		{name: "binary edit", edit: map[string]string{"data/blob.bin": "\x00\x09binary2"},
-			want:  []File{{OldPath: "data/blob.bin", NewPath: "data/blob.bin", Status: Modified, Binary: true, OldMode: "100644", NewMode: "100644"}},
+			want:  []patch.File{{OldPath: "data/blob.bin", NewPath: "data/blob.bin", Status: patch.Modified, Binary: true, OldMode: "100644", NewMode: "100644"}},
 			lines: 0, nfiles: 1},
 		{name: "new binary", edit: map[string]string{"img.png": "\x89PNG\x00\x00"},
-			want:  []File{{NewPath: "img.png", Status: Added, Binary: true, NewMode: "100644"}},
+			want:  []patch.File{{NewPath: "img.png", Status: patch.Added, Binary: true, NewMode: "100644"}},
 			lines: 0, nfiles: 1},
 		{name: "symlink retarget", edit: map[string]string{"link": "->../../etc/passwd"},
-			want:  []File{{OldPath: "link", NewPath: "link", Status: Modified, Added: 1, Deleted: 1, OldMode: "120000", NewMode: "120000", Symlink: true, SymlinkTarget: "../../etc/passwd"}},
+			want:  []patch.File{{OldPath: "link", NewPath: "link", Status: patch.Modified, Added: 1, Deleted: 1, OldMode: "120000", NewMode: "120000", Symlink: true, SymlinkTarget: "../../etc/passwd"}},
 			lines: 2, nfiles: 1},
 		{name: "new symlink", edit: map[string]string{"docs/l": "->../tests"},
-			want:  []File{{NewPath: "docs/l", Status: Added, Added: 1, NewMode: "120000", Symlink: true, SymlinkTarget: "../tests"}},
+			want:  []patch.File{{NewPath: "docs/l", Status: patch.Added, Added: 1, NewMode: "120000", Symlink: true, SymlinkTarget: "../tests"}},
 			lines: 1, nfiles: 1},
 		{name: "symlink renamed", edit: map[string]string{"link": "", "deep/er/link": "->src/app.py"},
-			want:  []File{{OldPath: "link", NewPath: "deep/er/link", Status: Renamed, OldMode: "120000", NewMode: "120000", Symlink: true, SymlinkTarget: "src/app.py"}},
+			want:  []patch.File{{OldPath: "link", NewPath: "deep/er/link", Status: patch.Renamed, OldMode: "120000", NewMode: "120000", Symlink: true, SymlinkTarget: "src/app.py"}},
 			lines: 0, nfiles: 1},
 		{name: "file becomes symlink", edit: map[string]string{"README.md": "->src/app.py"},
-			want: []File{{OldPath: "README.md", Status: Deleted, Deleted: 1, OldMode: "100644"},
-				{NewPath: "README.md", Status: Added, Added: 1, NewMode: "120000", Symlink: true, SymlinkTarget: "src/app.py"}},
+			want: []patch.File{{OldPath: "README.md", Status: patch.Deleted, Deleted: 1, OldMode: "100644"},
+				{NewPath: "README.md", Status: patch.Added, Added: 1, NewMode: "120000", Symlink: true, SymlinkTarget: "src/app.py"}},
 			lines: 2, nfiles: 1},
 		{name: "file becomes folder", edit: map[string]string{"run.sh": "", "run.sh/x": "y\n"},
-			want: []File{{OldPath: "run.sh", Status: Deleted, Deleted: 2, OldMode: "100644"},
-				{NewPath: "run.sh/x", Status: Added, Added: 1, NewMode: "100644"}},
+			want: []patch.File{{OldPath: "run.sh", Status: patch.Deleted, Deleted: 2, OldMode: "100644"},
+				{NewPath: "run.sh/x", Status: patch.Added, Added: 1, NewMode: "100644"}},
 			lines: 3, nfiles: 2},
 		{name: "crlf file", edit: map[string]string{"crlf.txt": "a\r\nc\r\n"},
-			want:  []File{{OldPath: "crlf.txt", NewPath: "crlf.txt", Status: Modified, Added: 1, Deleted: 1, OldMode: "100644", NewMode: "100644"}},
+			want:  []patch.File{{OldPath: "crlf.txt", NewPath: "crlf.txt", Status: patch.Modified, Added: 1, Deleted: 1, OldMode: "100644", NewMode: "100644"}},
 			lines: 2, nfiles: 1},
 		{name: "utf-8 and spaces", edit: map[string]string{"doc/café au lait.txt": "x\n"},
-			want:  []File{{NewPath: "doc/café au lait.txt", Status: Added, Added: 1, NewMode: "100644"}},
+			want:  []patch.File{{NewPath: "doc/café au lait.txt", Status: patch.Added, Added: 1, NewMode: "100644"}},
 			lines: 1, nfiles: 1},
 		{name: "gut the test", edit: map[string]string{"tests/test_app.py": "def test_f():\n    pass\n"},
-			want:  []File{{OldPath: "tests/test_app.py", NewPath: "tests/test_app.py", Status: Modified, Added: 1, Deleted: 3, OldMode: "100644", NewMode: "100644"}},
+			want:  []patch.File{{OldPath: "tests/test_app.py", NewPath: "tests/test_app.py", Status: patch.Modified, Added: 1, Deleted: 3, OldMode: "100644", NewMode: "100644"}},
 			lines: 4, nfiles: 1},
 		{name: "copy", extra: []string{"-C", "--find-copies-harder"}, edit: map[string]string{"long2.txt": "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"},
-			want:  []File{{OldPath: "long.txt", NewPath: "long2.txt", Status: Copied, OldMode: "100644", NewMode: "100644"}},
+			want:  []patch.File{{OldPath: "long.txt", NewPath: "long2.txt", Status: patch.Copied, OldMode: "100644", NewMode: "100644"}},
 			lines: 0, nfiles: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,8 +101,8 @@ func TestRealDiffs(t *testing.T) {
 					t.Fatalf("git diff printed nothing")
 				}
 				_, err := Read(ctx, diff)
-				var pe *Error
-				if !errors.As(err, &pe) || pe.Rule != RuleParse {
+				var pe *patch.Error
+				if !errors.As(err, &pe) || pe.Rule != patch.RuleParse {
 					t.Fatalf("Read(empty diff) error = %v, want diff.parse", err)
 				}
 				return
@@ -109,7 +111,7 @@ func TestRealDiffs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Read(%q): %v", diff, err)
 			}
-			if err := cs.ResolveModes(ctx, r.repo, r.base); err != nil {
+			if err := ResolveModes(ctx, r.repo, r.base, cs); err != nil {
 				t.Fatalf("ResolveModes(%q): %v", diff, err)
 			}
 			if !reflect.DeepEqual(cs.Files, tc.want) {
@@ -152,7 +154,7 @@ func TestActualSeesEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cs.ResolveModes(ctx, r.repo, r.base); err != nil {
+	if err := ResolveModes(ctx, r.repo, r.base, cs); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -206,22 +208,22 @@ func TestResolveModesRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name, diff, rule, msg string
 	}{
-		{"missing file", "--- a/nope\n+++ b/nope\n@@ -1 +1 @@\n-a\n+b\n", RuleApply, "not a file in the base"},
-		{"folder", "diff --git a/src b/src\nold mode 100644\nnew mode 100755\n", RuleApply, "not a file in the base"},
-		{"create existing", "--- /dev/null\n+++ b/README.md\n@@ -0,0 +1 @@\n+x\n", RuleApply, "already exists"},
-		{"rename over existing", "diff --git a/long.txt b/README.md\nsimilarity index 100%\nrename from long.txt\nrename to README.md\n", RuleApply, "over a file"},
-		{"mode lie", "diff --git a/link b/link\nindex 1234567..89abcde 100644\n--- a/link\n+++ b/link\n@@ -1 +1 @@\n-src/app.py\n\\ No newline at end of file\n+/etc/shadow\n\\ No newline at end of file\n", RuleApply, "base has 120000"},
-		{"beyond a symlink", "--- /dev/null\n+++ b/link/evil\n@@ -0,0 +1 @@\n+x\n", RuleApply, "not a folder"},
-		{"below a symlink the diff creates", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+src\n\\ No newline at end of file\n--- /dev/null\n+++ b/l/x\n@@ -0,0 +1 @@\n+x\n", RuleApply, "makes a file or symlink"},
-		{"below a file", "--- /dev/null\n+++ b/README.md/x\n@@ -0,0 +1 @@\n+x\n", RuleApply, "not a folder"},
+		{"missing file", "--- a/nope\n+++ b/nope\n@@ -1 +1 @@\n-a\n+b\n", patch.RuleApply, "not a file in the base"},
+		{"folder", "diff --git a/src b/src\nold mode 100644\nnew mode 100755\n", patch.RuleApply, "not a file in the base"},
+		{"create existing", "--- /dev/null\n+++ b/README.md\n@@ -0,0 +1 @@\n+x\n", patch.RuleApply, "already exists"},
+		{"rename over existing", "diff --git a/long.txt b/README.md\nsimilarity index 100%\nrename from long.txt\nrename to README.md\n", patch.RuleApply, "over a file"},
+		{"mode lie", "diff --git a/link b/link\nindex 1234567..89abcde 100644\n--- a/link\n+++ b/link\n@@ -1 +1 @@\n-src/app.py\n\\ No newline at end of file\n+/etc/shadow\n\\ No newline at end of file\n", patch.RuleApply, "base has 120000"},
+		{"beyond a symlink", "--- /dev/null\n+++ b/link/evil\n@@ -0,0 +1 @@\n+x\n", patch.RuleApply, "not a folder"},
+		{"below a symlink the diff creates", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+src\n\\ No newline at end of file\n--- /dev/null\n+++ b/l/x\n@@ -0,0 +1 @@\n+x\n", patch.RuleApply, "makes a file or symlink"},
+		{"below a file", "--- /dev/null\n+++ b/README.md/x\n@@ -0,0 +1 @@\n+x\n", patch.RuleApply, "not a folder"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs, err := Read(ctx, []byte(tc.diff))
 			if err != nil {
 				t.Fatalf("Read(%q): %v", tc.diff, err)
 			}
-			err = cs.ResolveModes(ctx, r.repo, r.base)
-			var pe *Error
+			err = ResolveModes(ctx, r.repo, r.base, cs)
+			var pe *patch.Error
 			if !errors.As(err, &pe) || pe.Rule != tc.rule || !strings.Contains(pe.Msg, tc.msg) {
 				t.Errorf("ResolveModes(%q) = %v, want %s containing %q", tc.diff, err, tc.rule, tc.msg)
 			}
@@ -242,11 +244,11 @@ func TestResolveModesFindsSymlink(t *testing.T) {
 	if cs.Files[0].Symlink {
 		t.Fatalf("Read(%q) already knows the symlink", diff)
 	}
-	if err := cs.ResolveModes(ctx, r.repo, r.base); err != nil {
+	if err := ResolveModes(ctx, r.repo, r.base, cs); err != nil {
 		t.Fatal(err)
 	}
 	f := cs.Files[0]
-	if !f.Symlink || f.SymlinkTarget != "../../../etc/passwd" || f.NewMode != ModeSymlink {
+	if !f.Symlink || f.SymlinkTarget != "../../../etc/passwd" || f.NewMode != patch.ModeSymlink {
 		t.Errorf("ResolveModes(%q) = %+v, want symlink to ../../../etc/passwd", diff, f)
 	}
 	wt := r.applied([]byte(diff))
@@ -272,7 +274,7 @@ func TestEqualLowSimilarityRename(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cs.ResolveModes(ctx, r.repo, r.base); err != nil {
+	if err := ResolveModes(ctx, r.repo, r.base, cs); err != nil {
 		t.Fatal(err)
 	}
 	act, err := Actual(ctx, r.repo, r.applied(diff), r.base)
@@ -304,7 +306,7 @@ func TestEqualSubmoduleBump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cs.ResolveModes(ctx, r.repo, r.base); err != nil {
+	if err := ResolveModes(ctx, r.repo, r.base, cs); err != nil {
 		t.Fatal(err)
 	}
 	if !cs.Files[0].Submodule {
@@ -325,14 +327,14 @@ func TestResolveModesWholeTree(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t, baseFiles)
 	diff := r.change(map[string]string{"link": "", "deep/er/link": "->src/app.py", "run.sh*": "#!/bin/sh\necho run\n", "README.md": "->src"})
-	resolve := func(limit int) ([]File, error) {
+	resolve := func(limit int) ([]patch.File, error) {
 		defer func(old int) { maxArgBytes = old }(maxArgBytes)
 		maxArgBytes = limit
 		cs, err := Read(ctx, diff)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = cs.ResolveModes(ctx, r.repo, r.base)
+		err = ResolveModes(ctx, r.repo, r.base, cs)
 		return cs.Files, err
 	}
 	byPath, err1 := resolve(1 << 20)
@@ -346,8 +348,8 @@ func TestResolveModesWholeTree(t *testing.T) {
 	bad, _ := Read(ctx, []byte("--- /dev/null\n+++ b/link/evil\n@@ -0,0 +1 @@\n+x\n"))
 	defer func(old int) { maxArgBytes = old }(maxArgBytes)
 	maxArgBytes = 1
-	var pe *Error
-	if err := bad.ResolveModes(ctx, r.repo, r.base); !errors.As(err, &pe) || pe.Rule != RuleApply {
-		t.Errorf("ResolveModes(beyond a symlink) with the whole tree = %v, want %s", err, RuleApply)
+	var pe *patch.Error
+	if err := ResolveModes(ctx, r.repo, r.base, bad); !errors.As(err, &pe) || pe.Rule != patch.RuleApply {
+		t.Errorf("ResolveModes(beyond a symlink) with the whole tree = %v, want %s", err, patch.RuleApply)
 	}
 }

@@ -1,14 +1,13 @@
-package patch
+package gitpatch
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/patch"
 )
 
 // Actual returns what a worktree really changed against base: every
@@ -22,7 +21,7 @@ import (
 // A submodule's commit is not visible in a worktree whose submodules are
 // not checked out, so a patch that moves a gitlink shows up as a
 // difference.
-func Actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*ChangeSet, error) {
+func Actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*patch.ChangeSet, error) {
 	return actual(ctx, repo, "", worktreeDir, base, true)
 }
 
@@ -31,7 +30,7 @@ func Actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*Ch
 // rewritten. It starts the throwaway index from a copy of the worktree's
 // own index: `add --all` makes it match the files whatever it held, and a
 // fresh index's stat data saves the read-tree call and rehashing every file.
-func ActualIn(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string) (*ChangeSet, error) {
+func ActualIn(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string) (*patch.ChangeSet, error) {
 	return actual(ctx, repo, gitDir, worktreeDir, base, true)
 }
 
@@ -40,11 +39,11 @@ func ActualIn(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base st
 // commands have run and left ignored build output (__pycache__, target/)
 // that is no part of the candidate; right after git apply, use Actual,
 // since a patch that writes under an ignored path still changes the tree.
-func ActualCommittable(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*ChangeSet, error) {
+func ActualCommittable(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*patch.ChangeSet, error) {
 	return actual(ctx, repo, "", worktreeDir, base, false)
 }
 
-func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string, ignored bool) (*ChangeSet, error) {
+func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string, ignored bool) (*patch.ChangeSet, error) {
 	tmp, err := os.MkdirTemp("", "failpass-index-")
 	if err != nil {
 		return nil, err
@@ -76,16 +75,16 @@ func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base stri
 	if err != nil {
 		return nil, err
 	}
-	cs, err := parseRawNumstat(out)
+	cs, err := patch.ParseRawNumstat(out)
 	if err != nil {
 		return nil, err
 	}
 	for i := range cs.Files {
 		f := &cs.Files[i]
-		if f.Status == Deleted || f.NewMode != ModeSymlink || f.SymlinkTarget == "" {
+		if f.Status == patch.Deleted || f.NewMode != patch.ModeSymlink || f.SymlinkTarget == "" {
 			continue
 		}
-		// parseRawNumstat leaves the new object id in SymlinkTarget.
+		// ParseRawNumstat leaves the new object id in SymlinkTarget.
 		target, err := gitx.Command(ctx, repo.Dir, nil, "cat-file", "blob", f.SymlinkTarget)
 		if err != nil {
 			return nil, err
@@ -93,114 +92,6 @@ func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base stri
 		f.SymlinkTarget = string(target)
 	}
 	return cs, nil
-}
-
-// parseRawNumstat reads `git diff --raw --numstat -z`: every raw record
-// (":oldmode newmode oldoid newoid STATUS\0path\0[path2\0]"), then one
-// numstat record per raw record, in the same order
-// ("added\tdeleted\tpath\0" or "added\tdeleted\t\0old\0new\0").
-// For symlinks it leaves the new object id in SymlinkTarget.
-func parseRawNumstat(out []byte) (*ChangeSet, error) {
-	fields := strings.Split(string(out), "\x00")
-	if len(fields) > 0 && fields[len(fields)-1] == "" {
-		fields = fields[:len(fields)-1]
-	}
-	bad := func(what string) error {
-		return fmt.Errorf("git diff --raw --numstat: unexpected output near %q", what)
-	}
-	next := func() (string, bool) {
-		if len(fields) == 0 {
-			return "", false
-		}
-		f := fields[0]
-		fields = fields[1:]
-		return f, true
-	}
-	cs := &ChangeSet{}
-	var sameContent []bool
-	for len(fields) > 0 && strings.HasPrefix(fields[0], ":") {
-		meta, _ := next()
-		m := strings.Fields(meta[1:])
-		if len(m) != 5 {
-			return nil, bad(meta)
-		}
-		var f File
-		f.OldMode, f.NewMode = rawMode(m[0]), rawMode(m[1])
-		p1, ok := next()
-		if !ok {
-			return nil, bad(meta)
-		}
-		switch m[4][0] {
-		case 'A':
-			f.Status, f.NewPath = Added, p1
-		case 'D':
-			f.Status, f.OldPath = Deleted, p1
-		case 'M', 'T':
-			f.Status, f.OldPath, f.NewPath = Modified, p1, p1
-		case 'R', 'C':
-			p2, ok := next()
-			if !ok {
-				return nil, bad(meta)
-			}
-			f.Status, f.OldPath, f.NewPath = Renamed, p1, p2
-			if m[4][0] == 'C' {
-				f.Status = Copied
-			}
-		default:
-			return nil, bad(meta)
-		}
-		switch {
-		case f.Status == Deleted:
-			f.Symlink = f.OldMode == ModeSymlink
-		case f.NewMode == ModeSymlink:
-			f.Symlink, f.SymlinkTarget = true, m[3]
-		}
-		f.Submodule = f.OldMode == ModeGitlink || f.NewMode == ModeGitlink
-		cs.Files = append(cs.Files, f)
-		sameContent = append(sameContent, m[2] == m[3])
-	}
-	for i := range cs.Files {
-		rec, ok := next()
-		if !ok {
-			return nil, bad("end of output")
-		}
-		parts := strings.SplitN(rec, "\t", 3)
-		if len(parts) != 3 {
-			return nil, bad(rec)
-		}
-		f := &cs.Files[i]
-		if parts[2] == "" { // a rename or copy: both names follow
-			if _, ok := next(); !ok {
-				return nil, bad(rec)
-			}
-			if _, ok := next(); !ok {
-				return nil, bad(rec)
-			}
-		}
-		if parts[0] == "-" && parts[1] == "-" {
-			// A pure rename or mode change of a binary file changes no
-			// content; only a content change is a binary change.
-			f.Binary = !sameContent[i]
-			continue
-		}
-		a, err1 := strconv.Atoi(parts[0])
-		d, err2 := strconv.Atoi(parts[1])
-		if err1 != nil || err2 != nil {
-			return nil, bad(rec)
-		}
-		f.Added, f.Deleted = a, d
-	}
-	if len(fields) != 0 {
-		return nil, bad(fields[0])
-	}
-	return cs, nil
-}
-
-func rawMode(m string) string {
-	if strings.Trim(m, "0") == "" {
-		return ""
-	}
-	return m
 }
 
 // copyFile copies a git index and keeps its modification time. Git trusts
@@ -211,7 +102,7 @@ func rawMode(m string) string {
 func copyFile(from, to string) error {
 	fi, err := os.Lstat(from)
 	if err != nil || !fi.Mode().IsRegular() {
-		return fmt.Errorf("patch: %s is not a regular file", from)
+		return fmt.Errorf("gitpatch: %s is not a regular file", from)
 	}
 	b, err := os.ReadFile(from)
 	if err != nil {

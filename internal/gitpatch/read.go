@@ -1,0 +1,125 @@
+// Package gitpatch reads change sets with git: a diff's static change set (its raw headers cross-checked against git's own patch parser), the base tree's modes of the files it touches, and what a worktree actually changed.
+package gitpatch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/patch"
+)
+
+// Read returns the static change set of a diff, before any worktree
+// exists. The diff is read twice: by a strict scan of its raw headers
+// (patch.ScanHeaders) and by git's own patch parser (git apply --numstat
+// --summary -z, run in an empty folder outside any repository, so no tree
+// is touched); the two readings must agree byte for byte
+// (patch.Headers.Agree).
+//
+// Errors: *patch.Error with Rule diff.parse (not a pure patch, oversize,
+// git disagrees) or diff.path (an unsafe path); other errors are trouble
+// (git missing, a temp folder that cannot be made).
+//
+// The change set has the modes the patch states; ResolveModes fills in
+// the rest from the base tree.
+func Read(ctx context.Context, diff []byte) (*patch.ChangeSet, error) {
+	h, err := patch.ScanHeaders(diff)
+	if err != nil {
+		return nil, err
+	}
+	got, err := numstatSummary(ctx, diff)
+	if err != nil {
+		return nil, err
+	}
+	return h.Agree(got)
+}
+
+// numstatSummary runs git's patch parser on the diff alone.
+func numstatSummary(ctx context.Context, diff []byte) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "failpass-patch-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	env := []string{
+		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir), // never find a repository above
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null", // the reading may not depend on anyone's config
+		"HOME=" + dir,
+	}
+	out, err := gitx.CommandEnv(ctx, dir, diff, env,
+		"apply", "--numstat", "--summary", "-z", "--whitespace=nowarn", "-")
+	if err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			msg := strings.TrimSpace(ge.Stderr)
+			if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+				msg = msg[i+1:] // git's fatal line comes last
+			}
+			return nil, patch.Unreadable(msg)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// ResolveModes completes cs from the base tree (patch.ChangeSet.Resolve):
+// it lists the base's entries at cs.BasePaths with one `git ls-tree`, and
+// reads a symlink's target from the base when the patch leaves it out.
+func ResolveModes(ctx context.Context, repo *gitx.Repo, base string, cs *patch.ChangeSet) error {
+	tree, err := lsTree(ctx, repo, base, cs.BasePaths())
+	if err != nil {
+		return err
+	}
+	return cs.Resolve(base, tree, func(oid string) ([]byte, error) {
+		return gitx.Command(ctx, repo.Dir, nil, "cat-file", "blob", oid)
+	})
+}
+
+// maxArgBytes keeps ls-tree's command line far below ARG_MAX.
+var maxArgBytes = 64 << 10
+
+// lsTree returns the base tree's entries at exactly the given paths.
+func lsTree(ctx context.Context, repo *gitx.Repo, base string, paths []string) (map[string]patch.BaseEntry, error) {
+	out := map[string]patch.BaseEntry{}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	args := append([]string{"ls-tree", "-z", "--full-tree", base, "--"}, paths...)
+	size := 0
+	for _, p := range paths {
+		size += len(p) + 1
+	}
+	if size > maxArgBytes {
+		// Too many paths for one command line: list the whole tree
+		// (folders too) and keep the ones asked for.
+		args = []string{"ls-tree", "-r", "-t", "-z", "--full-tree", base}
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
+	raw, err := gitx.CommandEnv(ctx, repo.Dir, nil, []string{"GIT_LITERAL_PATHSPECS=1"}, args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range bytes.Split(raw, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, name, ok := strings.Cut(string(rec), "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			return nil, fmt.Errorf("git ls-tree: unexpected record %q", rec)
+		}
+		if want[name] {
+			out[name] = patch.BaseEntry{Mode: f[0], Type: f[1], OID: f[2]}
+		}
+	}
+	return out, nil
+}
