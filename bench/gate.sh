@@ -6,6 +6,11 @@
 # refused by a static rule. Prints medians and ratios.
 #
 # Usage: bench/gate.sh [ITERATIONS]   (default 21)
+#
+# With FAILPASS_BEFORE=/path/to/an/older/failpass, the same gate and static
+# refusal are also run with that binary, interleaved, and the ratios
+# after/before printed: build it from another commit, for example
+#   git worktree add /tmp/old main && (cd /tmp/old && go build -o /tmp/failpass-old ./cmd/failpass)
 set -euo pipefail
 n=${1:-21}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,6 +56,9 @@ baseline() {
   (cd "$wt" && { env false || :; } && env true && env true && env true)
   git worktree remove --force "$wt"
 }
+before=${FAILPASS_BEFORE:-}
+gate_before() { "$before" gate --allow-unsigned "${sandbox_flag[@]}" --card "$work/card.yml" --diff "$work/fix.diff" >/dev/null 2>&1; }
+static_before() { "$before" gate --allow-unsigned "${sandbox_flag[@]}" --card "$work/card.yml" --diff "$work/denied.diff" >/dev/null 2>&1 || true; }
 gate() { "$fp" gate --allow-unsigned "${sandbox_flag[@]}" --card "$work/card.yml" --diff "$work/fix.diff" >/dev/null 2>&1; }
 static() { "$fp" gate --allow-unsigned "${sandbox_flag[@]}" --card "$work/card.yml" --diff "$work/denied.diff" >/dev/null 2>&1 || true; }
 
@@ -63,9 +71,13 @@ if [ -n "${EPOCHREALTIME:-}" ]; then
 else
   ms() { local s=$(date +%s%N); "$@"; local e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
 fi
-b=(); g=(); s=()
+if [ -n "$before" ]; then
+  gate_before || { echo "bench: the honest diff did not pass with $before"; exit 1; }
+fi
+b=(); g=(); s=(); gb=(); sb=()
 for i in $(seq 1 "$n"); do
   b+=("$(ms baseline)"); g+=("$(ms gate)"); s+=("$(ms static)")
+  if [ -n "$before" ]; then gb+=("$(ms gate_before)"); sb+=("$(ms static_before)"); fi
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mb=$(median "${b[@]}"); mg=$(median "${g[@]}"); msx=$(median "${s[@]}")
@@ -75,3 +87,11 @@ awk -v b="$mb" -v g="$mg" -v s="$msx" -v n="$n" 'BEGIN {
   printf "failpass gate, every rule:                          median %.1f ms  (%.2fx the baseline)\n", g/1000, g/b
   printf "failpass gate, refused by budget.deny (static):     median %.1f ms\n", s/1000
 }'
+if [ -n "$before" ]; then
+  mgb=$(median "${gb[@]}"); msb=$(median "${sb[@]}")
+  awk -v b="$mb" -v g="$mg" -v s="$msx" -v gb="$mgb" -v sb="$msb" -v bin="$before" 'BEGIN {
+    printf "before (%s):\n", bin
+    printf "  failpass gate, every rule:                        median %.1f ms  (%.2fx the baseline; after/before %.2f)\n", gb/1000, gb/b, g/gb
+    printf "  failpass gate, refused by budget.deny (static):   median %.1f ms  (after/before %.2f)\n", sb/1000, s/sb
+  }'
+fi

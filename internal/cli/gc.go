@@ -16,7 +16,7 @@ import (
 
 const gcUsage = `failpass gc [--repo DIR] [--json] [--max-age DUR] [--max-size SIZE]`
 
-// runGC is `failpass gc`: remove the worktrees, git admin entries and
+// runGC is `failpass gc`: remove the worktrees, their git directories and
 // owner files that dead failpass runs (kill -9, a crash, a reboot) left in
 // a repository. Every failpass run does the same sweep when it starts;
 // this does it on demand. Worktrees of live runs and kept ones stay.

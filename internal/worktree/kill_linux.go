@@ -2,7 +2,6 @@ package worktree
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,13 +18,11 @@ func killIn(dir string) {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		found := false
-		cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
-		for _, c := range cwds {
-			pid, err := strconv.Atoi(strings.Split(c, "/")[2])
-			if err != nil || pid == self {
+		for _, pid := range pids() {
+			if pid == self {
 				continue
 			}
-			cwd, err := os.Readlink(c)
+			cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
 			if err != nil {
 				continue
 			}
@@ -40,4 +37,23 @@ func killIn(dir string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// pids lists the processes in /proc. It reads the folder itself:
+// filepath.Glob("/proc/[0-9]*/cwd") costs ten times as much (4 ms for 90
+// processes here), and every gate pays this on removal.
+func pids() []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var out []int
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

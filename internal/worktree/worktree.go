@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 
@@ -23,16 +22,28 @@ import (
 
 // Layout, all under <git common dir>/failpass/:
 //
-//	worktrees/<id>/        the worktree itself (git's admin entry: <common>/worktrees/<id>)
+//	worktrees/<id>/        the worktree itself; its .git file names <id>.git
+//	worktrees/<id>.git/    its private git directory: HEAD, commondir, gitdir, index
 //	worktrees/<id>.owner   who owns it: pid, process start time, boot id (JSON)
 //	locks/worktrees.lock   serializes gc sweeps and owner writes across processes
 //
 // The owner file is written before the worktree exists and removed after
 // it is gone, so a worktree without a live owner is always a leftover.
-
-// removeTimeout bounds a removal that runs after the caller's context was
-// canceled (SIGINT): cleanup must happen, but not hang forever.
-const removeTimeout = 2 * time.Minute
+//
+// Design note: a worktree is made the way `git worktree add` makes one,
+// minus the parts that cost processes and show to the user. git finds a
+// linked worktree's repository through its .git file and the git
+// directory's commondir file, wherever that directory lives; only `git
+// worktree list` and `prune` look in <common>/worktrees. So the git
+// directory lives beside the worktree, failpass writes its three files
+// itself, and one `git read-tree --reset -u` fills index and files (`git
+// worktree add` runs two more git processes, update-ref and reset --hard,
+// and `git worktree remove` a fourth). The user's `git worktree list`
+// never shows failpass's worktrees, and removal is a removal of folders.
+// What git does not know about it does not guard either: a `git gc
+// --prune=now` the user runs during a gate may prune objects only the
+// worktree's index holds (git's default keeps unreferenced objects two
+// weeks); the commits a gate checks out are referenced anyway.
 
 // idPattern is the shape of every id Add makes; gc touches nothing else.
 var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
@@ -50,6 +61,9 @@ type Worktree struct {
 // failpass folder, recording this process as its owner. It first removes
 // what dead runs left (a leftover that cannot be removed does not stop
 // Add; `failpass gc` reports it). Callers `defer w.Remove(ctx)`.
+//
+// A commit given as a full object id is not looked up: it must name a
+// commit (a tree's id fails; a tag's id would leave HEAD at the tag).
 func Add(ctx context.Context, repo *gitx.Repo, commit string) (*Worktree, error) {
 	GC(ctx, repo)
 	sha, err := resolveCommit(ctx, repo, commit)
@@ -64,36 +78,52 @@ func Add(ctx context.Context, repo *gitx.Repo, commit string) (*Worktree, error)
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
-	w := &Worktree{Dir: filepath.Join(base, id), ID: id, repo: repo}
+	w := &Worktree{Dir: filepath.Join(base, id), ID: id, repo: repo, gitDir: gitDirOf(base, id)}
 	o := currentOwner()
 	o.Commit = sha
-	// git worktree add and remove run under the lock, one at a time across
-	// failpass processes: remove deletes git's worktrees folder once it
-	// is empty, and an add that had just made sure the folder exists
-	// then fails to create its entry in it.
-	err = withLock(repo, func() error {
-		if err := writeOwner(ownerPath(repo, id), o); err != nil {
-			return err
-		}
-		if _, err := repo.Git(ctx, "worktree", "add", "--detach", w.Dir, sha); err != nil {
-			removeOne(context.WithoutCancel(ctx), repo, id)
-			return fmt.Errorf("worktree: add at %s: %w", sha, err)
-		}
-		return nil
-	})
-	if err != nil {
+	// The owner file is written under the lock a gc sweep holds (a sweep
+	// takes a temporary owner file for a crash's leftover); the folders
+	// need no lock: nothing else touches an id whose owner lives.
+	if err := withLock(repo, func() error { return writeOwner(ownerPath(repo, id), o) }); err != nil {
 		return nil, err
 	}
-	gitDir, err := readGitFile(w.Dir)
-	if err != nil {
+	if err := w.populate(ctx, sha); err != nil {
 		w.Remove(ctx)
-		return nil, err
+		return nil, fmt.Errorf("worktree: add at %s: %w", sha, err)
 	}
-	w.gitDir = gitDir
 	return w, nil
 }
 
-// GitDir is the worktree's own git directory (git's admin entry for it).
+// populate writes the git directory's files and the .git file as `git
+// worktree add --detach` would, then checks commit out with one git
+// process.
+func (w *Worktree) populate(ctx context.Context, commit string) error {
+	if err := os.Mkdir(w.gitDir, 0o755); err != nil {
+		return err
+	}
+	// commondir is relative, as git writes it: <common>/failpass/worktrees/<id>.git -> <common>.
+	for name, content := range map[string]string{
+		"HEAD":      commit + "\n",
+		"commondir": "../../..\n",
+		"gitdir":    filepath.Join(w.Dir, ".git") + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(w.gitDir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(w.Dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(w.Dir, ".git"), []byte("gitdir: "+w.gitDir+"\n"), 0o644); err != nil {
+		return err
+	}
+	// ^{commit}: a full id that names a tree must not check out.
+	_, err := w.Git(ctx, "read-tree", "--reset", "-u", commit+"^{commit}")
+	return err
+}
+
+// GitDir is the worktree's own git directory (HEAD, index; its commondir
+// file names the repository's common dir).
 func (w *Worktree) GitDir() string { return w.gitDir }
 
 // Git runs git in the worktree with its git directory and work tree given
@@ -136,8 +166,8 @@ func (w *Worktree) Reset(ctx context.Context, commit string) error {
 }
 
 // Keep marks the worktree as kept on purpose (--keep-worktree): gc leaves
-// it even after its owner exited. `git worktree remove DIR` removes it;
-// gc then drops the owner file.
+// it even after its owner exited. Deleting its folder (`rm -rf DIR`)
+// gives it up; gc then drops its git directory and owner file.
 func (w *Worktree) Keep() error {
 	return withLock(w.repo, func() error {
 		p := ownerPath(w.repo, w.ID)
@@ -150,15 +180,15 @@ func (w *Worktree) Keep() error {
 	})
 }
 
-// Remove deletes the worktree, git's admin entry for it and its owner
-// file. It runs to the end even when ctx is already canceled (the CLI's
-// context ends on SIGINT and SIGTERM, and that is exactly when cleanup
-// matters); callers stop commands running in it first (run.Run honours
-// ctx).
+// Remove deletes the worktree, its git directory and its owner file,
+// without git. It runs to the end even when ctx is already canceled (the
+// CLI's context ends on SIGINT and SIGTERM, and that is exactly when
+// cleanup matters); callers stop commands running in it first (run.Run
+// honours ctx). It needs no lock: a gc sweep leaves an id alone while
+// its owner file names a live process, and the owner file goes last.
 func (w *Worktree) Remove(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
-	defer cancel()
-	return withLock(w.repo, func() error { return removeOne(ctx, w.repo, w.ID) })
+	_, err := removeOne(w.repo, w.ID)
+	return err
 }
 
 // GC removes every failpass worktree in repo whose owner is dead (or
@@ -183,11 +213,17 @@ func GC(ctx context.Context, repo *gitx.Repo) ([]string, error) {
 			if oerr == nil && o.Kept && exists(dir) {
 				continue
 			}
-			if err := removeOne(ctx, repo, id); err != nil {
+			legacy, lerr := removeLegacy(repo, dir)
+			found, err := removeOne(repo, id)
+			if err = errors.Join(lerr, err); err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			removed = append(removed, dir)
+			if found || legacy {
+				// Not found: the live owner removed its own worktree
+				// between the listing and now.
+				removed = append(removed, dir)
+			}
 		}
 		return nil
 	})
@@ -197,8 +233,10 @@ func GC(ctx context.Context, repo *gitx.Repo) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// leftovers lists the ids with anything of theirs left: a folder, an
-// owner file or a git admin entry pointing into base.
+// leftovers lists the ids with anything of theirs left: a folder, a git
+// directory, an owner file, or an admin entry in git's own worktrees
+// folder pointing into base (what failpass versions that ran `git
+// worktree add` left).
 func leftovers(repo *gitx.Repo, base string) ([]string, error) {
 	seen := map[string]bool{}
 	entries, err := os.ReadDir(base)
@@ -206,7 +244,7 @@ func leftovers(repo *gitx.Repo, base string) ([]string, error) {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
 	for _, e := range entries {
-		name := e.Name()
+		name := strings.TrimSuffix(e.Name(), ".git")
 		if i := strings.Index(name, ".owner"); i >= 0 {
 			if strings.Contains(name[i:], ".tmp") {
 				// Owner files are written under the lock gc holds, so a
@@ -235,39 +273,46 @@ func leftovers(repo *gitx.Repo, base string) ([]string, error) {
 }
 
 // removeOne removes everything of id: processes still running in its
-// folder, the folder (git's own removal first, then by hand), git's admin
-// entry, and last the owner file.
-func removeOne(ctx context.Context, repo *gitx.Repo, id string) error {
+// folder, the folder, its git directory, and last the owner file. It
+// reports whether there was anything to remove.
+func removeOne(repo *gitx.Repo, id string) (bool, error) {
 	base := repo.StateDir("worktrees")
 	dir := filepath.Join(base, id)
+	owner := ownerPath(repo, id)
+	found := exists(dir) || exists(gitDirOf(base, id)) || exists(owner)
 	killIn(dir)
-	if exists(dir) {
-		// `worktree remove` refuses a worktree whose .git file a command
-		// rewrote; the fallback below handles that case.
-		repo.Git(ctx, "worktree", "remove", "--force", "--force", dir)
-	}
 	var errs []error
-	if err := removeAll(dir); err != nil {
-		errs = append(errs, err)
+	for _, p := range []string{dir, gitDirOf(base, id)} {
+		if err := removeAll(p); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	// Drop git's admin entry ourselves rather than `git worktree prune`,
-	// which would also drop the user's own entries whose folders happen to
-	// be missing (an unmounted disk).
+	if len(errs) > 0 {
+		return found, errors.Join(errs...)
+	}
+	if err := os.Remove(owner); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return found, fmt.Errorf("worktree: %w", err)
+	}
+	return found, nil
+}
+
+// removeLegacy drops git's own admin entry for dir, which failpass
+// versions that ran `git worktree add` made. It does so by hand rather
+// than with `git worktree prune`, which would also drop the user's own
+// entries whose folders happen to be missing (an unmounted disk).
+func removeLegacy(repo *gitx.Repo, dir string) (bool, error) {
 	admins, _ := filepath.Glob(filepath.Join(repo.CommonDir, "worktrees", "*", "gitdir"))
+	found := false
+	var errs []error
 	for _, a := range admins {
 		if target, ok := adminTarget(a); ok && target == dir {
+			found = true
 			if err := os.RemoveAll(filepath.Dir(a)); err != nil {
 				errs = append(errs, fmt.Errorf("worktree: %w", err))
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	if err := os.Remove(ownerPath(repo, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("worktree: %w", err)
-	}
-	return nil
+	return found, errors.Join(errs...)
 }
 
 // adminTarget reads a git admin entry's gitdir file and returns the
@@ -282,19 +327,6 @@ func adminTarget(gitdirFile string) (string, bool) {
 		return "", false
 	}
 	return filepath.Dir(filepath.Clean(p)), true
-}
-
-// readGitFile reads the `.git` file git wrote into a new worktree.
-func readGitFile(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ".git"))
-	if err != nil {
-		return "", fmt.Errorf("worktree: %w", err)
-	}
-	p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok || !filepath.IsAbs(p) {
-		return "", fmt.Errorf("worktree: unexpected .git file in %s: %q", dir, b)
-	}
-	return p, nil
 }
 
 // removeAll removes dir even when a command left folders without write
@@ -347,6 +379,9 @@ func newID() (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
+
+// gitDirOf is the private git directory of worktree id in base.
+func gitDirOf(base, id string) string { return filepath.Join(base, id+".git") }
 
 func ownerPath(repo *gitx.Repo, id string) string {
 	return repo.StateDir("worktrees", id+".owner")

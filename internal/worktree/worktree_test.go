@@ -54,8 +54,21 @@ func killedChild(repoDir string) {
 		fmt.Println("error", err)
 		os.Exit(3)
 	}
-	go run.Run(ctx, run.Spec{Argv: []string{"sh", "-c", "sleep 300 & sleep 300"}, Root: w.Dir})
-	time.Sleep(200 * time.Millisecond)
+	// The command says it has started its grandchild (the background
+	// sleep, whose pid $! is known once it was forked) by renaming a
+	// file into place; "ready" waits for exactly that.
+	go run.Run(ctx, run.Spec{Argv: []string{"sh", "-c", "sleep 300 & echo $! > .started.tmp && mv .started.tmp started; sleep 300"}, Root: w.Dir})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(w.Dir, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Println("error: the command never started")
+			os.Exit(3)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	fmt.Println("ready", w.Dir)
 	select {}
 }
@@ -191,8 +204,15 @@ func TestAddRemove(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.Dir, "b.txt")); err == nil {
 		t.Errorf("worktree has b.txt, which the base does not")
 	}
-	if out := git(t, w.Dir, "status", "--porcelain"); out != "" {
+	if out := git(t, w.Dir, "status", "--porcelain", "--ignored", "--untracked-files=all"); out != "" {
 		t.Errorf("fresh worktree status = %q, want clean", out)
+	}
+	if got := strings.TrimSpace(git(t, w.Dir, "rev-parse", "--path-format=absolute", "--git-common-dir")); got != repo.CommonDir {
+		t.Errorf("worktree's common dir = %q, want %q", got, repo.CommonDir)
+	}
+	// The user never sees failpass's worktrees in their own list.
+	if n := strings.Count(git(t, repo.Dir, "worktree", "list", "--porcelain"), "worktree "); n != 1 {
+		t.Errorf("with a failpass worktree, git worktree list shows %d worktrees, want 1", n)
 	}
 	o, err := readOwner(ownerPath(repo, w.ID))
 	if err != nil || o.PID != os.Getpid() || o.Start == 0 || o.Commit != base || !o.alive() {
@@ -326,8 +346,8 @@ func TestGCLiveAndDead(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(live.Dir, "a.txt")); err != nil {
 		t.Errorf("GC touched the live worktree: %v", err)
 	}
-	if out := git(t, repo.Dir, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 2 {
-		t.Errorf("after GC worktree list = %s, want main and the live one", out)
+	if _, err := os.Stat(live.GitDir()); err != nil {
+		t.Errorf("GC touched the live worktree's git directory: %v", err)
 	}
 	if removed, err := GC(ctx, repo); err != nil || len(removed) != 0 {
 		t.Errorf("second GC = %q, %v; want nothing", removed, err)
@@ -402,7 +422,7 @@ func TestKeep(t *testing.T) {
 	if removed, err := GC(ctx, repo); err != nil || len(removed) != 0 {
 		t.Errorf("GC with a kept worktree = %q, %v; want nothing removed", removed, err)
 	}
-	git(t, repo.Dir, "worktree", "remove", "--force", w.Dir)
+	os.RemoveAll(w.Dir) // the user gives the kept worktree up
 	if removed, err := GC(ctx, repo); err != nil || len(removed) != 1 {
 		t.Errorf("GC after the user removed the kept worktree = %q, %v; want its owner file dropped", removed, err)
 	}
