@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"encoding/xml"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +36,7 @@ func TestScript(t *testing.T) {
 			"unchanged": cmdUnchanged,
 			"noleft":    cmdNoLeft,
 			"noproc":    cmdNoProc,
+			"xmlok":     cmdXMLOK,
 		},
 	})
 }
@@ -177,5 +181,38 @@ func cmdNoProc(ts *testscript.TestScript, neg bool, args []string) {
 		if strings.Contains(cmdline, args[0]) && !strings.Contains(cmdline, "noproc") {
 			ts.Fatalf("process %s still runs: %s", filepath.Dir(p), cmdline)
 		}
+	}
+}
+
+// xmlok FILE: FILE is one well-formed XML document (every element closed,
+// nothing after the root element).
+func cmdXMLOK(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: xmlok FILE")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	d := xml.NewDecoder(bytes.NewReader(b))
+	depth, roots := 0, 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			ts.Fatalf("%s is not well-formed XML: %v", args[0], err)
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			if depth == 0 {
+				roots++
+			}
+			depth++
+		case xml.EndElement:
+			depth--
+		}
+	}
+	if depth != 0 || roots != 1 {
+		ts.Fatalf("%s has %d root elements (%d left open), want one closed root", args[0], roots, depth)
 	}
 }

@@ -1,5 +1,10 @@
 // Package atomicfile owns durable file writes: a reader sees the old file
-// or the new one, never half of one, and a crash loses neither.
+// or the new one, never half of one, and a crash loses neither. It is the
+// one writer of every file failpass keeps or hands over (cards, records,
+// loop documents, owner files, cache entries, the probe cache, JUnit
+// reports): each write has a temporary file of its own, so writers
+// sharing a path never trip over each other, and a failed write (a full
+// disk) removes it.
 package atomicfile
 
 import (

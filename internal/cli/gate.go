@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/failpass/failpass/internal/atomicfile"
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
@@ -608,20 +610,17 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 	return nil
 }
 
-// writeJUnit writes the JUnit XML report atomically enough for CI: a
-// dashboard never reads half a file.
+// writeJUnit writes the JUnit XML report with the one atomic writer: a
+// dashboard never reads half a file, gates sharing one --junit path each
+// write their own uniquely named temporary file (the last rename wins),
+// and a write that fails (a full disk) leaves no temporary file behind.
 func writeJUnit(path string, vs []*gate.Verdict) error {
-	var buf strings.Builder
+	var buf bytes.Buffer
 	if err := report.JUnit(&buf, vs); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(buf.String()), 0o644); err != nil {
+	if err := atomicfile.Write(path, buf.Bytes(), 0o644); err != nil {
 		return Errorf("cannot write the JUnit report: %v", err).Hint("--junit names a file in a writable folder")
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return Errorf("cannot write the JUnit report: %v", err)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package gate
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 
+	"github.com/failpass/failpass/internal/atomicfile"
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/version"
@@ -317,31 +317,14 @@ func (c *Cache) Stats() (hits, misses, corrupt int64) {
 	return c.hits.Load(), c.misses.Load(), c.corruptRemoved.Load()
 }
 
+// writeAtomic writes an entry with the one atomic writer: a reader sees
+// a whole entry or none, and a crash or a full disk leaves at most a
+// temporary file (".<name>.tmp-*"), which Prune takes once it is old.
 func writeAtomic(p string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	tmp := p + ".tmp" + hex.EncodeToString(rnd[:])
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(p, b, 0o600)
 }
 
 // tmpMaxAge is how old a temporary file must be before pruning takes it
