@@ -10,7 +10,8 @@
 # Prints the medians and the ratios batch/serial (target <= 0.35) and
 # warm/serial (target <= 0.05), checks that every candidate got the same
 # verdict and rule both ways, then measures preparing a pooled worktree
-# against a fresh `git worktree add` on a 20,000-file repository
+# against a fresh worktree (internal/gate BenchmarkPoolPrepare) on a
+# 20,000-file repository
 # (target <= 0.2).
 #
 #   sh bench/batch.sh            ROUNDS=3 by default; FILES=20000; SKIP_PREPARE=1 skips the last part
@@ -110,5 +111,6 @@ tail -n 1 warm.ndjson
 
 if [ "${SKIP_PREPARE:-}" = "" ]; then
 	cd "$root"
-	FAILPASS_BENCH_FILES=${FILES:-20000} go test ./internal/gate -run TestPoolPrepareCost -count 1 -v 2>&1 | grep '^prepare:' || { echo "bench: prepare measurement failed"; exit 1; }
+	go test ./internal/gate -run '^$' -bench '^BenchmarkPoolPrepare$' -benchtime 3x -count 1 -args -pool-files "${FILES:-20000}" 2>&1 |
+		grep '^BenchmarkPoolPrepare' || { echo "bench: prepare measurement failed"; exit 1; }
 fi

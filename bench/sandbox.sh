@@ -2,7 +2,7 @@
 # Benchmark: what the sandbox adds per card command. Two measurements, each
 # against the same commands run uncontained in the same run, interleaved:
 #
-#  1. per command, through run.Run (internal/run TestSandboxOverhead): the
+#  1. per command, through run.Run (internal/run BenchmarkSandboxOverhead): the
 #     sandbox's own cost (prepare, namespaces, mounts, Landlock, cgroups,
 #     finish) with the run package's test binary as the helper, both with
 #     a helper re-exec per command and with every command through one
@@ -22,8 +22,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 echo "== 1. per command (run.Run, $n runs each, interleaved)"
-(cd "$here/.." && FAILPASS_SANDBOX_BENCH="$n" go test -count=1 -run '^TestSandboxOverhead$' -v ./internal/run |
-  grep -E 'median|SKIP|skip' || true)
+(cd "$here/.." && go test -count=1 -run '^$' -bench '^BenchmarkSandboxOverhead$' -benchtime "${n}x" ./internal/run |
+  grep -E '^Benchmark|SKIP|skip' || true)
 
 echo "== 2. per gate (failpass gate, $n runs each, interleaved)"
 go build -o "$work/failpass" "$here/../cmd/failpass"

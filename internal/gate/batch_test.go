@@ -3,8 +3,10 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -431,28 +433,46 @@ func TestCachePrune(t *testing.T) {
 	}
 }
 
-// Concurrent writers and readers of one key never see a partial entry.
+// Writers and readers of one entry in separate Cache values (as separate
+// processes are) never see half an entry: every Get after a Put hits (a
+// torn entry would read as a miss and be removed as corrupt), what it
+// reads is one writer's whole value, and no Cache saw a corrupt entry.
 func TestCacheConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	k := Key{Kind: "verdict", Repeat: 1}
+	const writers = 8
+	caches := make([]*Cache, writers)
 	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
+	for i := range caches {
+		caches[i] = OpenCacheDir(dir)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := OpenCacheDir(dir) // as another process would
+			c := caches[i]
+			mine := dynEntry{Rule: fmt.Sprintf("writer-%d", i), Reason: strings.Repeat(strconv.Itoa(i), 4096+i*512)}
 			for j := 0; j < 50; j++ {
-				c.Put(k, dynEntry{Rule: "patch.pass", Reason: strings.Repeat("r", 4096)})
+				if err := c.Put(k, mine); err != nil {
+					t.Errorf("Put = %v", err)
+					return
+				}
 				var e dynEntry
-				if c.Get(k, &e) && e.Rule != "patch.pass" {
-					t.Errorf("read a partial entry: %+v", e.Rule)
+				if !c.Get(k, &e) {
+					t.Errorf("Get after Put missed: a torn or removed entry")
+					return
+				}
+				n, err := strconv.Atoi(strings.TrimPrefix(e.Rule, "writer-"))
+				if err != nil || n < 0 || n >= writers || e.Reason != strings.Repeat(strconv.Itoa(n), 4096+n*512) {
+					t.Errorf("read an entry no writer wrote whole: rule %q, %d bytes of reason", e.Rule, len(e.Reason))
+					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if _, _, corrupt := OpenCacheDir(dir).Stats(); corrupt != 0 {
-		t.Errorf("corrupt entries: %d", corrupt)
+	for i, c := range caches {
+		if _, _, corrupt := c.Stats(); corrupt != 0 {
+			t.Errorf("cache %d removed %d corrupt entries", i, corrupt)
+		}
 	}
 }
 

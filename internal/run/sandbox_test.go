@@ -16,7 +16,7 @@ import (
 
 // sandboxWorktree makes a real repository with a linked worktree inside
 // its common dir, as the gate lays out its worktrees.
-func sandboxWorktree(t *testing.T, files map[string]string) string {
+func sandboxWorktree(t testing.TB, files map[string]string) string {
 	t.Helper()
 	repo := t.TempDir()
 	for name, body := range files {
