@@ -8,16 +8,15 @@ import (
 	"testing"
 )
 
-// peerExamples is where the peer's published examples sit beside a clone
-// (<clone>/../shared/peer/compris-examples). They are the peer's data and
-// are read in place, never copied into the project.
-const peerExamples = "../../../shared/peer/compris-examples"
+// peerExamples holds the peer's published example documents, copied
+// byte for byte (testdata/peer/README.md says from where).
+const peerExamples = "../../testdata/peer/compris-examples"
 
 func readPeer(t *testing.T) map[string][]byte {
 	t.Helper()
 	entries, err := os.ReadDir(peerExamples)
 	if err != nil {
-		t.Skipf("peer examples not present at %s: %v", peerExamples, err)
+		t.Fatal(err)
 	}
 	docs := map[string][]byte{}
 	for _, e := range entries {
@@ -31,7 +30,7 @@ func readPeer(t *testing.T) map[string][]byte {
 		docs[strings.TrimSuffix(e.Name(), ".json")] = data
 	}
 	if len(docs) == 0 {
-		t.Skip("no peer examples")
+		t.Fatalf("no peer examples in %s", peerExamples)
 	}
 	return docs
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -224,21 +223,13 @@ func TestParsePacket(t *testing.T) {
 	}
 }
 
-// peerSchemaDir is where the peer's review-suite schemas live beside the
-// repository (shared/peer/review-suite); tests that need them skip
-// without them.
+// peerSchema compiles one of the peer's review-suite schemas, copied
+// byte for byte into testdata/peer (its README says from where).
 func peerSchema(t *testing.T, name string) *jsonschema.Schema {
 	t.Helper()
-	dir := os.Getenv("FAILPASS_PEER_REVIEW_SUITE")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "peer", "review-suite")
-	}
-	p, err := filepath.Abs(filepath.Join(dir, name))
+	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "peer", "review-suite", name))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("peer schema not present: %v", err)
 	}
 	c := jsonschema.NewCompiler()
 	s, err := c.Compile(p)
