@@ -213,13 +213,3 @@ func pythonFloatRepr(f float64) string {
 	}
 	return fmt.Sprintf("%s%se%s%02d", sign, m, es, exp)
 }
-
-// IsCanonical says whether data is already in canonical form. A document
-// that does not decode is not canonical and its error is returned.
-func IsCanonical(data []byte) (bool, error) {
-	c, err := Canonical(data)
-	if err != nil {
-		return false, err
-	}
-	return bytes.Equal(c, data), nil
-}

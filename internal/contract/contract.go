@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"sync"
 )
@@ -137,17 +136,6 @@ func ValidateDocument(kind Kind, doc map[string]any) ([]Violation, error) {
 		terminalRules(r, doc)
 	}
 	return r.out, nil
-}
-
-// ValidateInvocation validates an encoded invocation.
-func ValidateInvocation(data []byte) ([]Violation, error) { return Validate(KindInvocation, data) }
-
-// ValidateCheckpoint validates an encoded checkpoint.
-func ValidateCheckpoint(data []byte) ([]Violation, error) { return Validate(KindCheckpoint, data) }
-
-// ValidateTerminalResult validates an encoded terminal result.
-func ValidateTerminalResult(data []byte) ([]Violation, error) {
-	return Validate(KindTerminalResult, data)
 }
 
 // report collects violations for the semantic rules.
@@ -300,15 +288,6 @@ func strList(doc any, keys ...string) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func quote(s string) string { return literal(s) }

@@ -1,9 +1,12 @@
 package contract
 
 import (
+	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -175,3 +178,26 @@ const (
 func kindOf(name string) Kind {
 	return Kind(name[strings.LastIndex(name, "/")+1:])
 }
+
+// IsCanonical (tests) says whether data is already in canonical form. A document
+// that does not decode is not canonical and its error is returned.
+func IsCanonical(data []byte) (bool, error) {
+	c, err := Canonical(data)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(c, data), nil
+}
+
+// ToDocument (tests) turns a Go document (or anything Marshal accepts) into the
+// generic value the validators and cross-document checks take, so the loop
+// engine can check what it is about to write exactly as a reader will.
+func ToDocument(v any) (map[string]any, error) {
+	b, err := Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeObject(b)
+}
+
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }

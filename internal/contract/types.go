@@ -427,14 +427,3 @@ func parseInto(kind Kind, data []byte, v any) error {
 	// it into the struct without loss.
 	return json.Unmarshal(data, v)
 }
-
-// ToDocument turns a Go document (or anything Marshal accepts) into the
-// generic value the validators and cross-document checks take, so the loop
-// engine can check what it is about to write exactly as a reader will.
-func ToDocument(v any) (map[string]any, error) {
-	b, err := Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeObject(b)
-}

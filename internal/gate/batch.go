@@ -83,9 +83,6 @@ func (b *Batch) Close(ctx context.Context) error {
 	return err
 }
 
-// Pool is the batch's worktree pool (for statistics and benchmarks).
-func (b *Batch) Pool() *Pool { return b.pool }
-
 func (b *Batch) sandboxReport(on bool) sandbox.Report {
 	if !on {
 		return sandbox.OffReport()

@@ -251,11 +251,6 @@ func OpenCache(repo *gitx.Repo) *Cache {
 	}
 }
 
-// OpenCacheDir returns a cache rooted at dir (tests).
-func OpenCacheDir(dir string) *Cache {
-	return &Cache{dir: filepath.Join(dir, "v1"), lock: filepath.Join(dir, "cache.lock"), MaxEntries: DefaultMaxEntries, MaxBytes: DefaultMaxBytes}
-}
-
 type cacheEntry struct {
 	Key   Key             `json:"key"`
 	Value json.RawMessage `json:"value"`
@@ -310,11 +305,6 @@ func (c *Cache) Put(k Key, v any) error {
 		c.Prune()
 	}
 	return nil
-}
-
-// Stats reports this process's hits, misses and removed corrupt entries.
-func (c *Cache) Stats() (hits, misses, corrupt int64) {
-	return c.hits.Load(), c.misses.Load(), c.corruptRemoved.Load()
 }
 
 // writeAtomic writes an entry with the one atomic writer: a reader sees

@@ -131,12 +131,6 @@ func (p *Pool) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Stats reports worktrees created, reused and replaced (a reset that could
-// not be proven clean).
-func (p *Pool) Stats() (created, reused, replaced int64) {
-	return p.created.Load(), p.reused.Load(), p.replaced.Load()
-}
-
 func (p *Pool) discard(ctx context.Context, pw *pooled) {
 	p.mu.Lock()
 	delete(p.all, pw.wt)

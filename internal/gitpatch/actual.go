@@ -22,7 +22,7 @@ import (
 // not checked out, so a patch that moves a gitlink shows up as a
 // difference.
 func Actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*patch.ChangeSet, error) {
-	return actual(ctx, repo, "", worktreeDir, base, true)
+	return actual(ctx, repo, "", worktreeDir, base)
 }
 
 // ActualIn is Actual for a linked worktree whose git directory is given
@@ -31,19 +31,10 @@ func Actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*pa
 // own index: `add --all` makes it match the files whatever it held, and a
 // fresh index's stat data saves the read-tree call and rehashing every file.
 func ActualIn(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string) (*patch.ChangeSet, error) {
-	return actual(ctx, repo, gitDir, worktreeDir, base, true)
+	return actual(ctx, repo, gitDir, worktreeDir, base)
 }
 
-// ActualCommittable is Actual without ignored files: the change a commit
-// of everything (`git add --all`) would record. It suits a worktree where
-// commands have run and left ignored build output (__pycache__, target/)
-// that is no part of the candidate; right after git apply, use Actual,
-// since a patch that writes under an ignored path still changes the tree.
-func ActualCommittable(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*patch.ChangeSet, error) {
-	return actual(ctx, repo, "", worktreeDir, base, false)
-}
-
-func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string, ignored bool) (*patch.ChangeSet, error) {
+func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string) (*patch.ChangeSet, error) {
 	tmp, err := os.MkdirTemp("", "failpass-index-")
 	if err != nil {
 		return nil, err
@@ -63,11 +54,8 @@ func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base stri
 			return nil, err
 		}
 	}
-	add := []string{"add", "--all"}
-	if ignored {
-		add = append(add, "--force") // a file written under an ignored path is a change
-	}
-	if _, err := git(add...); err != nil {
+	// --force: a file written under an ignored path is a change.
+	if _, err := git("add", "--all", "--force"); err != nil {
 		return nil, err
 	}
 	out, err := git("diff", "--cached", "--raw", "--numstat", "-z", "-M",

@@ -185,14 +185,6 @@ func TestActualSeesEverything(t *testing.T) {
 			if ok != (tc.why == "") || !strings.Contains(why, tc.why) {
 				t.Errorf("Equal after %s = %t %q, want difference mentioning %q\nactual %+v", tc.name, ok, why, tc.why, act.Files)
 			}
-			committable, err := ActualCommittable(ctx, r.repo, wt, r.base)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ok, why = cs.Equal(committable)
-			if wantOK := tc.why == "" || tc.name == "ignored extra"; ok != wantOK {
-				t.Errorf("Equal(ActualCommittable) after %s = %t %q, want %t", tc.name, ok, why, wantOK)
-			}
 			// The worktree's own index is untouched: git status still
 			// shows the applied change as unstaged.
 			if st := git(t, wt, "diff", "--cached", "--name-only"); st != "" {

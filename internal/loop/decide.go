@@ -3,7 +3,6 @@ package loop
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/failpass/failpass/internal/model"
@@ -303,13 +302,4 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

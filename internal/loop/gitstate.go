@@ -159,10 +159,6 @@ type stateChange struct {
 	tree []string
 }
 
-func (c stateChange) empty() bool {
-	return len(c.candidate) == 0 && len(c.otherRefs) == 0 && len(c.tree) == 0
-}
-
 // compareStates sorts the differences between before and after.
 func compareStates(before, after *repoState, branchRef, attemptPrefix string) stateChange {
 	var c stateChange

@@ -62,10 +62,9 @@ type scanner struct {
 	i     int // index of the current line
 }
 
-func (s *scanner) more() bool   { return s.i < len(s.lines) }
-func (s *scanner) cur() string  { return s.lines[s.i] }
-func (s *scanner) lineNo() int  { return s.i + 1 }
-func (s *scanner) peek() string { return s.lines[s.i] }
+func (s *scanner) more() bool  { return s.i < len(s.lines) }
+func (s *scanner) cur() string { return s.lines[s.i] }
+func (s *scanner) lineNo() int { return s.i + 1 }
 
 const (
 	hintPure   = "give failpass the output of `git diff` (or `git diff --binary`) alone, with no text before, between or after the patches"

@@ -131,15 +131,6 @@ func Compile(pattern string) (*Pattern, error) {
 	return &Pattern{src: pattern, segs: out}, nil
 }
 
-// MustCompile is Compile for patterns known to be valid; it panics otherwise.
-func MustCompile(pattern string) *Pattern {
-	p, err := Compile(pattern)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
-
 // String returns the pattern as written.
 func (p *Pattern) String() string {
 	if p == nil {

@@ -210,3 +210,12 @@ func FuzzGlob(f *testing.F) {
 		}
 	})
 }
+
+// MustCompile (tests) is Compile for patterns known to be valid; it panics otherwise.
+func MustCompile(pattern string) *Pattern {
+	p, err := Compile(pattern)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}

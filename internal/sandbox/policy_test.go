@@ -9,27 +9,6 @@ import (
 	"testing"
 )
 
-func TestParseLayer(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		want    Layer
-		wantErr bool
-	}{
-		{"network", Network, false},
-		{"filesystem", Filesystem, false},
-		{"processes", Processes, false},
-		{"resources", Resources, false},
-		{"Network", "", true},
-		{"", "", true},
-		{"net", "", true},
-	} {
-		got, err := ParseLayer(tc.in)
-		if got != tc.want || (err != nil) != tc.wantErr {
-			t.Errorf("ParseLayer(%q) = %q, %v; want %q, error %v", tc.in, got, err, tc.want, tc.wantErr)
-		}
-	}
-}
-
 func TestReportFor(t *testing.T) {
 	all := map[Feature]bool{}
 	for _, f := range allFeatures {
@@ -203,21 +182,6 @@ func TestCardCacheDir(t *testing.T) {
 			t.Errorf("CardCacheDir(%q) = %q, want %q", tc.digest, got, tc.want)
 		}
 	}
-}
-
-func FuzzParseLayer(f *testing.F) {
-	for _, s := range []string{"network", "filesystem", "processes", "resources", "", "Network", "net\x00"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		l, err := ParseLayer(s)
-		if err != nil && l != "" {
-			t.Fatalf("ParseLayer(%q) = %q with error %v: a parse error must return no value", s, l, err)
-		}
-		if err == nil && string(l) != s {
-			t.Fatalf("ParseLayer(%q) = %q, not canonical", s, l)
-		}
-	})
 }
 
 func TestSanitizeGitConfig(t *testing.T) {

@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,16 +35,6 @@ const (
 
 // Layers lists every layer in report order.
 var Layers = []Layer{Network, Filesystem, Processes, Resources}
-
-// ParseLayer checks a layer name from a card.
-func ParseLayer(s string) (Layer, error) {
-	for _, l := range Layers {
-		if string(l) == s {
-			return l, nil
-		}
-	}
-	return "", fmt.Errorf("unknown sandbox layer %q (known: network, filesystem, processes, resources)", s)
-}
 
 // Feature is one mechanism behind a layer. Reports list features too, so a
 // reader sees exactly what ran (landlock's ABI, which cgroups).
