@@ -1,12 +1,10 @@
 package gate
 
 import (
-	"fmt"
 	"path/filepath"
 )
 
-// What only tests look at: counters, a cache outside a repository, a
-// shard's canonical form.
+// What only tests look at: counters and a cache outside a repository.
 
 // OpenCacheDir returns a cache rooted at dir (tests).
 func OpenCacheDir(dir string) *Cache {
@@ -26,6 +24,3 @@ func (p *Pool) Stats() (created, reused, replaced int64) {
 
 // Pool is the batch's worktree pool (for statistics and benchmarks).
 func (b *Batch) Pool() *Pool { return b.pool }
-
-// String is the canonical "K/N".
-func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.K, s.N) }

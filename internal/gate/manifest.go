@@ -116,5 +116,8 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{K: k, N: n}, nil
 }
 
+// String is the canonical "K/N".
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.K, s.N) }
+
 // Has reports whether candidate index i belongs to the shard.
 func (s Shard) Has(i int) bool { return s.N <= 1 || i%s.N == s.K }
