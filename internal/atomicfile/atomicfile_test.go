@@ -146,3 +146,22 @@ func TestWriteFailureLeavesNothing(t *testing.T) {
 		t.Errorf("a full disk left %q", extra)
 	}
 }
+
+func TestWriteUnsynced(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.owner")
+	for _, data := range []string{"first\n", "second\n"} {
+		if err := WriteUnsynced(p, []byte(data), 0o640); err != nil {
+			t.Fatalf("WriteUnsynced = %v", err)
+		}
+		if b, _ := os.ReadFile(p); string(b) != data {
+			t.Errorf("after WriteUnsynced(%q) the file holds %q", data, b)
+		}
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want 0640", fi.Mode().Perm())
+	}
+	if extra := leftovers(t, dir, "x.owner"); len(extra) > 0 {
+		t.Errorf("left behind: %q", extra)
+	}
+}

@@ -110,15 +110,15 @@ func readOwner(path string) (owner, error) {
 	return o, nil
 }
 
-// writeOwner replaces path atomically: temp file in the same folder,
-// fsync, rename, fsync the folder. A crash leaves the old file or the new
-// one, never half of one.
+// writeOwner replaces path atomically: a reader (a gc sweep) sees the old
+// file or the new one, never half of one. It is not fsynced: an owner
+// names its boot, so after a machine crash it is dead whatever it says.
 func writeOwner(path string, o owner) error {
 	b, err := json.Marshal(o)
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(path, append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteUnsynced(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
 	return nil
