@@ -8,12 +8,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 
@@ -55,6 +58,14 @@ type Worktree struct {
 
 	repo   *gitx.Repo
 	gitDir string // the admin entry, recorded at creation, before any command ran in Dir
+
+	// commit and files are what Add checked out, recorded before any
+	// command ran in Dir: every path (slash-separated, relative to Dir)
+	// with its type. A Reset to the same commit removes what is not
+	// among them itself rather than running `git clean`. files is nil
+	// once a Reset went to another commit.
+	commit string
+	files  map[string]fs.FileMode
 }
 
 // Add creates a detached worktree at commit under the repository's
@@ -118,8 +129,103 @@ func (w *Worktree) populate(ctx context.Context, commit string) error {
 		return err
 	}
 	// ^{commit}: a full id that names a tree must not check out.
-	_, err := w.Git(ctx, "read-tree", "--reset", "-u", commit+"^{commit}")
-	return err
+	if _, err := w.Git(ctx, "read-tree", "--reset", "-u", commit+"^{commit}"); err != nil {
+		return err
+	}
+	files, err := settle(w.Dir)
+	if err != nil {
+		return err
+	}
+	w.commit, w.files = commit, files
+	return nil
+}
+
+// settle records every path of a fresh checkout with its type, and dates
+// its files back to the second before this one.
+//
+// Design note: git (built without USE_NSEC, as distributions build it)
+// cannot trust the stat data of a file modified in the same second its
+// index was written ("racy git"), so it hashes such a file's content
+// again on every refresh. A gate runs well within one second: without
+// this, the reset and the staging of the patched tree each hash every
+// file of the checkout again. Files dated back before any command ran
+// stay safe: a command that rewrites one gives it a new ctime and, unless
+// it forges it, a new mtime, and either differs from what the index
+// records; the first refresh after it compares content anyway, since the
+// index recorded the undated stat.
+func settle(dir string) (map[string]fs.FileMode, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	past := time.Unix(time.Now().Unix()-1, 0)
+	files := map[string]fs.FileMode{}
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == "." {
+			return nil
+		}
+		if p == ".git" {
+			return nil // the .git file is Reset's to rewrite
+		}
+		files[p] = d.Type()
+		if d.Type().IsRegular() {
+			return root.Chtimes(p, past, past)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+	return files, nil
+}
+
+// sweep removes from dir everything that is not a path of files with the
+// same type: what `git clean -ffdx` removes (untracked and ignored files,
+// nested repositories), and anything a command turned into another kind
+// of file (a folder made a symlink), which the checkout that follows
+// restores. It works through an os.Root, so a symlink a command planted
+// never leads it outside dir.
+func sweep(dir string, files map[string]fs.FileMode) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	var walk func(rel string) error
+	walk = func(rel string) error {
+		f, err := root.Open(rel)
+		if err != nil {
+			return err
+		}
+		ents, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			p := path.Join(rel, e.Name())
+			if p == ".git" {
+				continue
+			}
+			if want, ok := files[p]; !ok || want != e.Type() {
+				if err := root.RemoveAll(p); err != nil {
+					return err
+				}
+				continue
+			}
+			if e.IsDir() {
+				if err := walk(p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(".")
 }
 
 // GitDir is the worktree's own git directory (HEAD, index; its commondir
@@ -156,8 +262,18 @@ func (w *Worktree) Reset(ctx context.Context, commit string) error {
 	if err := os.WriteFile(gitFile, []byte("gitdir: "+w.gitDir+"\n"), 0o644); err != nil {
 		return fmt.Errorf("worktree: reset: %w", err)
 	}
+	// Back at the commit Add checked out, failpass removes what the
+	// checkout did not write itself, one git process fewer; anything
+	// odd (a folder a command made unreadable) goes to git clean.
+	swept := sha == w.commit && w.files != nil && sweep(w.Dir, w.files) == nil
+	if sha != w.commit {
+		w.files = nil
+	}
 	if _, err := w.Git(ctx, "checkout", "-f", "--detach", sha); err != nil {
 		return fmt.Errorf("worktree: reset to %s: %w", sha, err)
+	}
+	if swept {
+		return nil
 	}
 	if _, err := w.Git(ctx, "clean", "-ffdx"); err != nil {
 		return fmt.Errorf("worktree: reset to %s: %w", sha, err)

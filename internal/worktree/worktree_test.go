@@ -680,3 +680,68 @@ func FuzzReadOwner(f *testing.F) {
 		}
 	})
 }
+
+// Reset back to the commit Add checked out removes what a command left
+// without git clean, through an os.Root: a tracked folder a command made
+// a symlink to somewhere else is replaced, and nothing outside the
+// worktree is touched. A tracked file rewritten in the same second with
+// the same size and its mtime forged back (Add dates the checkout back a
+// second, against racy git) is still restored.
+func TestResetSweep(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	write(t, repo.Dir, "keep.txt", "x")
+	git(t, repo.Dir, "stash", "-q", "-u") // a clean checkout to add a folder to
+	os.MkdirAll(filepath.Join(repo.Dir, "src"), 0o755)
+	write(t, filepath.Join(repo.Dir, "src"), "lib.txt", "lib\n")
+	git(t, repo.Dir, "add", "src/lib.txt")
+	git(t, repo.Dir, "commit", "-q", "-m", "src")
+	head := strings.TrimSpace(git(t, repo.Dir, "rev-parse", "HEAD"))
+	_ = base
+	w, err := Add(ctx, repo, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Remove(ctx)
+	outside := t.TempDir()
+	write(t, outside, "precious.txt", "mine\n")
+
+	a := filepath.Join(w.Dir, "a.txt")
+	fi, err := os.Stat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, w.Dir, "a.txt", "HEAD\n") // same size as "head\n"
+	os.Chtimes(a, fi.ModTime(), fi.ModTime())
+	os.RemoveAll(filepath.Join(w.Dir, "src"))
+	if err := os.Symlink(outside, filepath.Join(w.Dir, "src")); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(w.Dir, "build", "deep"), 0o755)
+	write(t, filepath.Join(w.Dir, "build", "deep"), "out.o", "obj")
+	write(t, w.Dir, "x.log", "ignored\n")
+
+	if err := w.Reset(ctx, head); err != nil {
+		t.Fatalf("Reset = %v", err)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "head\n" {
+		t.Errorf("after Reset a.txt = %q, want the commit's (a same-second, same-size rewrite went unseen)", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(w.Dir, "src")); err != nil || !fi.IsDir() {
+		t.Errorf("after Reset src is %v, %v; want the tracked folder", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.Dir, "src", "lib.txt")); string(b) != "lib\n" {
+		t.Errorf("after Reset src/lib.txt = %q", b)
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "precious.txt")); err != nil || string(b) != "mine\n" {
+		t.Errorf("Reset reached outside the worktree: %q, %v", b, err)
+	}
+	for _, f := range []string{"build", "x.log"} {
+		if _, err := os.Lstat(filepath.Join(w.Dir, f)); err == nil {
+			t.Errorf("after Reset %s is still there", f)
+		}
+	}
+	if st := git(t, w.Dir, "status", "--porcelain", "--ignored", "--untracked-files=all"); st != "" {
+		t.Errorf("after Reset status = %q, want clean", st)
+	}
+}
