@@ -46,7 +46,7 @@ import (
 // What git does not know about it does not guard either: a `git gc
 // --prune=now` the user runs during a gate may prune objects only the
 // worktree's index holds (git's default keeps unreferenced objects two
-// weeks); the commits a gate checks out are referenced anyway.
+// weeks); a gate's base is usually referenced anyway.
 
 // idPattern is the shape of every id Add makes; gc touches nothing else.
 var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
