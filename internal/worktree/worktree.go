@@ -16,7 +16,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 
@@ -132,7 +131,7 @@ func (w *Worktree) populate(ctx context.Context, commit string) error {
 	if _, err := w.Git(ctx, "read-tree", "--reset", "-u", commit+"^{commit}"); err != nil {
 		return err
 	}
-	files, err := settle(w.Dir)
+	files, err := checkedOut(w.Dir)
 	if err != nil {
 		return err
 	}
@@ -140,26 +139,13 @@ func (w *Worktree) populate(ctx context.Context, commit string) error {
 	return nil
 }
 
-// settle records every path of a fresh checkout with its type, and dates
-// its files back to the second before this one.
-//
-// Design note: git (built without USE_NSEC, as distributions build it)
-// cannot trust the stat data of a file modified in the same second its
-// index was written ("racy git"), so it hashes such a file's content
-// again on every refresh. A gate runs well within one second: without
-// this, the reset and the staging of the patched tree each hash every
-// file of the checkout again. Files dated back before any command ran
-// stay safe: a command that rewrites one gives it a new ctime and, unless
-// it forges it, a new mtime, and either differs from what the index
-// records; the first refresh after it compares content anyway, since the
-// index recorded the undated stat.
-func settle(dir string) (map[string]fs.FileMode, error) {
+// checkedOut records every path of a fresh checkout with its type.
+func checkedOut(dir string) (map[string]fs.FileMode, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	past := time.Unix(time.Now().Unix()-1, 0)
 	files := map[string]fs.FileMode{}
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -172,9 +158,6 @@ func settle(dir string) (map[string]fs.FileMode, error) {
 			return nil // the .git file is Reset's to rewrite
 		}
 		files[p] = d.Type()
-		if d.Type().IsRegular() {
-			return root.Chtimes(p, past, past)
-		}
 		return nil
 	})
 	if err != nil {

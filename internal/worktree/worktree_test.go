@@ -685,8 +685,7 @@ func FuzzReadOwner(f *testing.F) {
 // without git clean, through an os.Root: a tracked folder a command made
 // a symlink to somewhere else is replaced, and nothing outside the
 // worktree is touched. A tracked file rewritten in the same second with
-// the same size and its mtime forged back (Add dates the checkout back a
-// second, against racy git) is still restored.
+// the same size and its mtime forged back is still restored.
 func TestResetSweep(t *testing.T) {
 	ctx := context.Background()
 	repo, base := newRepo(t)
