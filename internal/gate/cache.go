@@ -308,8 +308,9 @@ func (c *Cache) Put(k Key, v any) error {
 }
 
 // writeAtomic writes an entry with the one atomic writer: a reader sees
-// a whole entry or none, and a crash or a full disk leaves at most a
-// temporary file (".<name>.tmp-*"), which Prune takes once it is old.
+// a whole entry or none; a failed write (a full disk) leaves nothing, and
+// a crash at most a temporary file (".<name>.tmp-*"), which Prune takes
+// once it is old.
 func writeAtomic(p string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
