@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/prune"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -57,6 +58,13 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 		return repoError(*repoDir, err)
 	}
 	removed, gcErr := worktree.GC(ctx, repo)
+	// Caches of an older format (never read again) and the private
+	// folders of candidates whose failpass was killed.
+	old, cacheErr := gate.RemoveOldCaches(repo)
+	removed = append(removed, old...)
+	if gcErr == nil {
+		gcErr = cacheErr
+	}
 	if removed == nil {
 		removed = []string{}
 	}
