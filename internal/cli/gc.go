@@ -17,9 +17,10 @@ import (
 
 const gcUsage = `failpass gc [--repo DIR] [--json] [--max-age DUR] [--max-size SIZE]`
 
-// runGC is `failpass gc`: remove the worktrees, git admin entries and
-// owner files that dead failpass runs (kill -9, a crash, a reboot) left in
-// a repository. Every failpass run does the same sweep when it starts;
+// runGC is `failpass gc`: remove the worktrees, git admin entries,
+// owner files and candidate cache folders that dead failpass runs (kill
+// -9, a crash, a reboot) left in a repository, and the build and verdict
+// caches of older formats, which no failpass reads again. Every failpass run does the same sweep when it starts;
 // this does it on demand. Worktrees of live runs and kept ones stay.
 //
 // It also prunes caches and logs (package prune): every log folder and
