@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
@@ -20,7 +21,8 @@ const buildCacheFormat = "failpass-build-cache-v2"
 // build depends on, and nothing a signature changes. It covers the base
 // commit, each of the card's commands (argv, workdir, and the exact
 // environment envOf gives it: the allow-list of the tool's environment
-// plus the card's signed env) and, when the card has one, its prepare
+// plus the card's signed env, less what changes no build: see
+// buildCacheIgnores) and, when the card has one, its prepare
 // command. It leaves out the card's digest, signatures, signoff, expected
 // exits, timeouts and budget, so the first gate after `card sign` finds
 // the cache the signing runs filled. This is the one place the key is
@@ -43,7 +45,12 @@ func BuildCacheKey(c *card.Card, base string, envOf func(card.Command) []string)
 		cmd := c.Command(role)
 		var env []string
 		if envOf != nil {
-			env = slices.Clone(envOf(cmd))
+			for _, kv := range envOf(cmd) {
+				k, _, _ := strings.Cut(kv, "=")
+				if !buildCacheIgnores[k] {
+					env = append(env, kv)
+				}
+			}
 		}
 		slices.Sort(env)
 		wd := cmd.Workdir
@@ -56,6 +63,12 @@ func BuildCacheKey(c *card.Card, base string, envOf func(card.Command) []string)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
+
+// buildCacheIgnores are variables of a command's environment that change
+// no build: the sandbox replaces TMPDIR and GOCACHE with its own, and
+// TERM differs between a terminal and CI (a maintainer signs at one, a
+// pipeline gates at the other).
+var buildCacheIgnores = map[string]bool{"TERM": true, "TMPDIR": true, "GOCACHE": true}
 
 // BuildCacheDir is the folder of the build cache BuildCacheKey names, in
 // repo's state.

@@ -94,6 +94,10 @@ func TestBuildCacheKey(t *testing.T) {
 	if got := BuildCacheKey(&signed, "b1", env); got != k {
 		t.Errorf("BuildCacheKey after signing = %s, want %s (unchanged)", got, k)
 	}
+	terminal := func(card.Command) []string { return []string{"PATH=/usr/bin", "TERM=xterm", "HOME=/h", "TMPDIR=/t"} }
+	if got := BuildCacheKey(c, "b1", terminal); got != k {
+		t.Errorf("BuildCacheKey with TERM and TMPDIR = %s, want %s (unchanged)", got, k)
+	}
 	other := *c
 	other.Pass.Cmd = []string{"sh", "tests/other.sh"}
 	wd := *c
