@@ -125,3 +125,55 @@ func TestRemoveOldCaches(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheLockExcludesCandidates: while a base run holds the cache's
+// lock, no candidate can open it (its overlay would have a lower layer
+// changing under it); once it is released, candidates can, several at a
+// time, and a writer then waits for them.
+func TestCacheLockExcludesCandidates(t *testing.T) {
+	common := t.TempDir()
+	lower := BuildCacheDir(common, "sha256:0f")
+	unlock, err := LockCache(lower)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan *CandidateCache)
+	go func() {
+		cc, err := OpenCandidateCache(common, lower)
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- cc
+	}()
+	select {
+	case cc := <-opened:
+		cc.Close()
+		t.Fatal("a candidate opened the cache while a writer held it")
+	case <-time.After(300 * time.Millisecond):
+	}
+	unlock()
+	c1 := <-opened
+	defer c1.Close()
+	c2, err := OpenCandidateCache(common, lower)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	locked := make(chan func())
+	go func() {
+		u, err := LockCache(lower)
+		if err != nil {
+			t.Error(err)
+		}
+		locked <- u
+	}()
+	select {
+	case u := <-locked:
+		u()
+		t.Fatal("a writer took the cache while candidates read it")
+	case <-time.After(300 * time.Millisecond):
+	}
+	c1.Close()
+	c2.Close()
+	(<-locked)()
+}
