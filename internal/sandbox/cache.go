@@ -31,9 +31,11 @@ import (
 // Python bytecode is never cached between runs: every contained run gets
 // PYTHONDONTWRITEBYTECODE=1 and no PYTHONPYCACHEPREFIX (see buildEnv).
 
-// cacheFormat names the layout of the build caches. A new format leaves
-// every older cache behind, unread; RemoveOldCaches deletes them.
-const cacheFormat = "v2"
+// cacheFormat names the layout of the build caches: their folder is
+// cache/<cacheFormat>/<key>. A new format leaves every older cache behind,
+// unread; RemoveOldCaches deletes them. Format 1 (cache/sandbox/<card
+// digest>) let candidates write the cache.
+const cacheFormat = "build-v2"
 
 // How a candidate's runs saw the card's build cache (Report.Cache).
 const (
@@ -44,10 +46,10 @@ const (
 	CachePrivateCold = "private-cold"
 )
 
-// CacheRoot is the folder of every build cache of the repository whose
-// git common directory is commonDir.
-func CacheRoot(commonDir string) string {
-	return filepath.Join(commonDir, "failpass", "cache", "sandbox")
+// cacheRoot is the folder of every cache of the repository whose git
+// common directory is commonDir (the gate's results live there too).
+func cacheRoot(commonDir string) string {
+	return filepath.Join(commonDir, "failpass", "cache")
 }
 
 // BuildCacheDir is where the build cache whose key is key (a hex digest:
@@ -60,7 +62,15 @@ func BuildCacheDir(commonDir, key string) string {
 	if d == "" || strings.ContainsAny(d, `/\.`) {
 		d = "unknown"
 	}
-	return filepath.Join(CacheRoot(commonDir), cacheFormat, d)
+	return filepath.Join(cacheRoot(commonDir), cacheFormat, d)
+}
+
+// cacheLock is the lock of the build cache dir (a BuildCacheDir): under
+// the state's locks/, apart from the caches, so that removing a cache
+// never removes a lock someone holds.
+func cacheLock(dir string) string {
+	state := filepath.Dir(filepath.Dir(filepath.Dir(dir)))
+	return filepath.Join(state, "locks", filepath.Base(filepath.Dir(dir))+"-"+filepath.Base(dir)+".lock")
 }
 
 // scratchRoot holds the candidates' private folders.
@@ -77,7 +87,10 @@ func LockCache(dir string) (unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: build cache: %w", err)
 	}
-	unlock, err = lockedfile.MutexAt(dir + ".lock").Lock()
+	if err := os.MkdirAll(filepath.Dir(cacheLock(dir)), 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: build cache lock: %w", err)
+	}
+	unlock, err = lockedfile.MutexAt(cacheLock(dir)).Lock()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: build cache lock: %w", err)
 	}
@@ -133,7 +146,11 @@ func OpenCandidateCache(commonDir, lower string) (*CandidateCache, error) {
 			c.Close()
 			return nil, fmt.Errorf("sandbox: build cache: %w", err)
 		}
-		if c.shared, err = lockedfile.OpenFile(lower+".lock", os.O_RDONLY|os.O_CREATE, 0o600); err != nil {
+		if err := os.MkdirAll(filepath.Dir(cacheLock(lower)), 0o700); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("sandbox: build cache lock: %w", err)
+		}
+		if c.shared, err = lockedfile.OpenFile(cacheLock(lower), os.O_RDONLY|os.O_CREATE, 0o600); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("sandbox: build cache lock: %w", err)
 		}
@@ -172,21 +189,42 @@ func (c *CandidateCache) Close() error {
 	return nil
 }
 
+// RemoveBuildCache removes the build cache dir (a BuildCacheDir) unless
+// a run holds it (a base run writing it, a candidate reading it through
+// its overlay): removed says which. The cache's lock is held meanwhile.
+func RemoveBuildCache(dir string) (removed bool, err error) {
+	unlock, ok := tryLock(cacheLock(dir))
+	if !ok {
+		return false, nil
+	}
+	defer unlock()
+	makeWritable(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// IsBuildCache says whether path is a build cache of the current format
+// (a BuildCacheDir), which only RemoveBuildCache may remove.
+func IsBuildCache(path string) bool {
+	return filepath.Base(filepath.Dir(path)) == cacheFormat && filepath.Base(filepath.Dir(filepath.Dir(path))) == "cache"
+}
+
 // RemoveOldCaches removes what no live run uses of the build caches of
-// the repository whose git common directory is commonDir: every cache of
-// an older format (the card-digest folders of format 1 included) and
-// every candidate folder whose process is gone. It returns the paths it
-// removed.
+// the repository whose git common directory is commonDir: the caches of
+// older formats (format 1's cache/sandbox/ whole) and every candidate
+// folder whose process is gone. It returns the paths it removed.
 func RemoveOldCaches(commonDir string) ([]string, error) {
 	var removed []string
 	var errs []error
-	root := CacheRoot(commonDir)
+	root := cacheRoot(commonDir)
 	entries, err := os.ReadDir(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, err)
 	}
 	for _, e := range entries {
-		if e.Name() == cacheFormat {
+		if !e.IsDir() || e.Name() == cacheFormat || (e.Name() != "sandbox" && !strings.HasPrefix(e.Name(), "build-")) {
 			continue
 		}
 		p := filepath.Join(root, e.Name())

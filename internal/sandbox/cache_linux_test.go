@@ -100,9 +100,9 @@ func TestCandidateCacheColdFallback(t *testing.T) {
 // current cache and a live candidate's folder stay.
 func TestRemoveOldCaches(t *testing.T) {
 	common := t.TempDir()
-	old := filepath.Join(CacheRoot(common), "0123456789abcdef0123456789abcdef")
+	old := filepath.Join(cacheRoot(common), "sandbox")
 	cur := BuildCacheDir(common, "sha256:aa")
-	for _, d := range []string{old, cur} {
+	for _, d := range []string{filepath.Join(old, "0123456789abcdef0123456789abcdef"), cur, filepath.Join(cacheRoot(common), "gate", "v2")} {
 		os.MkdirAll(filepath.Join(d, "go-build"), 0o700)
 	}
 	live, err := OpenCandidateCache(common, cur)
@@ -176,4 +176,24 @@ func TestCacheLockExcludesCandidates(t *testing.T) {
 	c1.Close()
 	c2.Close()
 	(<-locked)()
+}
+
+// TestRemoveBuildCache: a cache a run holds stays; a free one goes.
+func TestRemoveBuildCache(t *testing.T) {
+	common := t.TempDir()
+	dir := BuildCacheDir(common, "sha256:bb")
+	cc, err := OpenCandidateCache(common, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := RemoveBuildCache(dir); removed || err != nil {
+		t.Errorf("RemoveBuildCache of a cache a candidate reads = %v, %v; want it kept", removed, err)
+	}
+	cc.Close()
+	if removed, err := RemoveBuildCache(dir); !removed || err != nil {
+		t.Errorf("RemoveBuildCache of a free cache = %v, %v; want it removed", removed, err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s still there: %v", dir, err)
+	}
 }

@@ -199,12 +199,18 @@ func TestGitBinds(t *testing.T) {
 
 func TestBuildCacheDir(t *testing.T) {
 	for _, tc := range []struct{ key, want string }{
-		{"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "/r/.git/failpass/cache/sandbox/v2/0123456789abcdef0123456789abcdef"},
-		{"", "/r/.git/failpass/cache/sandbox/v2/unknown"},
-		{"sha256:../../x", "/r/.git/failpass/cache/sandbox/v2/unknown"},
+		{"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "/r/.git/failpass/cache/build-v2/0123456789abcdef0123456789abcdef"},
+		{"", "/r/.git/failpass/cache/build-v2/unknown"},
+		{"sha256:../../x", "/r/.git/failpass/cache/build-v2/unknown"},
 	} {
 		if got := BuildCacheDir("/r/.git", tc.key); got != tc.want {
 			t.Errorf("BuildCacheDir(%q) = %q, want %q", tc.key, got, tc.want)
+		}
+		if got, want := cacheLock(tc.want), "/r/.git/failpass/locks/build-v2-"+filepath.Base(tc.want)+".lock"; got != want {
+			t.Errorf("cacheLock(%q) = %q, want %q", tc.want, got, want)
+		}
+		if !IsBuildCache(tc.want) || IsBuildCache(filepath.Dir(tc.want)) {
+			t.Errorf("IsBuildCache(%q) false, or true of its parent", tc.want)
 		}
 	}
 }
