@@ -242,6 +242,14 @@ func RemoveOldCaches(commonDir string) ([]string, error) {
 	}
 	for _, e := range entries {
 		if !e.IsDir() {
+			// A lock whose folder is gone: what a crash mid-Close left.
+			p := filepath.Join(sr, e.Name())
+			if d, ok := strings.CutSuffix(p, ".lock"); ok && !exists(d) {
+				if unlock, ok := tryLock(p); ok {
+					os.Remove(p)
+					unlock()
+				}
+			}
 			continue
 		}
 		p := filepath.Join(sr, e.Name())
@@ -270,4 +278,9 @@ func makeWritable(dir string) {
 		}
 		return nil
 	})
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
