@@ -157,6 +157,9 @@ func cmdNoLeft(ts *testscript.TestScript, neg bool, args []string) {
 	if len(entries) > 0 {
 		ts.Fatalf("%d entries left in failpass/worktrees", len(entries))
 	}
+	if entries, _ := os.ReadDir(filepath.Join(common, "failpass", "scratch")); len(entries) > 0 {
+		ts.Fatalf("%d candidate folders left in failpass/scratch", len(entries))
+	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
 	for _, p := range procs {
 		if cwd, err := os.Readlink(p); err == nil && strings.HasPrefix(cwd, filepath.Join(common, "failpass")) {

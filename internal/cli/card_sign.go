@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -166,11 +167,12 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout)
 
-	cardDigest, err := c.Digest()
-	if err != nil {
-		return err
+	var policy *sandbox.Policy
+	if gateSandbox(env, *sandboxMode == "off") == gate.SandboxOn {
+		// The signing runs run the base: they fill the card's build cache,
+		// keyed as the gate keys it, so the first gate after signing is warm.
+		policy = &sandbox.Policy{CacheDir: gate.BuildCacheDir(repo, c, base, func(cmd card.Command) []string { return signEnv(env.Getenv, cmd) })}
 	}
-	policy := gatePolicy(env, repo, cardDigest, *sandboxMode == "off")
 	runs, verdict, err := signRunTable(ctx, env, repo, c, base, *repeat, policy)
 	if err != nil {
 		return err
@@ -267,6 +269,14 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 		return nil, sign.Verdict{}, err
 	}
 	fmt.Fprintf(env.Stderr, "logs: %s\n", logDir)
+	if policy != nil {
+		// Writers of the build cache hold its lock (see sandbox.LockCache).
+		unlock, err := sandbox.LockCache(policy.CacheDir)
+		if err != nil {
+			return nil, sign.Verdict{}, err
+		}
+		defer unlock()
+	}
 	sess := run.NewSession() // every run of the table shares one sandbox helper
 	defer sess.Close()
 	prog := newStepProgress(env) // nil unless stderr is a terminal
@@ -347,18 +357,11 @@ func signLogDir(repo *gitx.Repo) (string, error) {
 
 // signEnv is what a card command sees while a card is signed: an
 // allow-list of the tool's own environment (never tokens, keys or
-// SSH_AUTH_SOCK) plus the card's signed per-command env.
+// SSH_AUTH_SOCK) plus the card's signed per-command env. It is the
+// gate's (gate.DefaultEnv), so the build cache the signing runs fill is
+// the one the gate's key names.
 func signEnv(getenv func(string) string, cmd card.Command) []string {
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "GOPATH", "GOROOT", "GOMODCACHE", "GOCACHE", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "VIRTUAL_ENV", "TERM"} {
-		if v := getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	for k, v := range cmd.Env {
-		env = append(env, k+"="+v)
-	}
-	return env
+	return gate.DefaultEnv(getenv)(cmd)
 }
 
 func runCardVerify(ctx context.Context, env *Env, args []string) error {

@@ -201,7 +201,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	policy := gatePolicy(env, repo, digest, f.sandbox == "off")
+	mode := gateSandbox(env, f.sandbox == "off")
 	failed := 0
 	for i, d := range diffs {
 		logDir := f.logDir
@@ -210,7 +210,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 		}
 		o := gate.Options{
 			Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: names[i], Base: base, CardDigest: digest,
-			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: policy,
+			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: mode,
 			Repeat: f.repeat, LogDir: logDir, KeepWorktree: f.keepWorktree,
 			Env: gate.DefaultEnv(env.Getenv),
 		}
@@ -310,15 +310,15 @@ func gateTrust(ctx context.Context, env *Env, repo *gitx.Repo, f *gateFlags) (fu
 	return cardTrustIn(repo, path)
 }
 
-// gatePolicy is the sandbox for a card's commands: on by default, with
-// the card's persistent build caches under the git common directory. Off
-// is the user's explicit choice and is said loudly.
-func gatePolicy(env *Env, repo *gitx.Repo, cardDigest string, off bool) *sandbox.Policy {
+// gateSandbox is whether the gate contains a card's commands: on by
+// default (the gate then keeps the card's build caches itself); off is
+// the user's explicit choice and is said loudly.
+func gateSandbox(env *Env, off bool) gate.SandboxMode {
 	if off {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --sandbox=off: card commands run UNCONTAINED, with your network, files and processes")
-		return nil
+		return gate.SandboxOff
 	}
-	return &sandbox.Policy{CacheDir: sandbox.CardCacheDir(repo.CommonDir, cardDigest)}
+	return gate.SandboxOn
 }
 
 // batchCandidate is one candidate of a batch, in input order.
@@ -435,14 +435,11 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 	if f.allowUnsigned {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
 	}
-	if f.sandbox == "off" {
-		fmt.Fprintln(env.Stderr, "failpass: warning: --sandbox=off: card commands run UNCONTAINED, with your network, files and processes")
-	}
-	// Per card: its resolved base and sandbox policy, computed once.
+	mode := gateSandbox(env, f.sandbox == "off")
+	// Per card: its resolved base and digest, computed once.
 	type cardSetup struct {
 		base   string
 		digest string
-		policy *sandbox.Policy
 	}
 	setups := map[*card.Card]*cardSetup{}
 	for _, c := range cands {
@@ -458,9 +455,6 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 		}
 		if s.digest, err = c.card.Digest(); err != nil {
 			return err
-		}
-		if f.sandbox != "off" {
-			s.policy = &sandbox.Policy{CacheDir: sandbox.CardCacheDir(repo.CommonDir, s.digest)}
 		}
 		setups[c.card] = s
 	}
@@ -491,7 +485,7 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 				s := setups[c.card]
 				v, err := b.Gate(ctx, gate.Options{
 					Repo: repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name, Base: s.base, CardDigest: s.digest,
-					Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: s.policy,
+					Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: mode,
 					Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
 				})
 				results <- done{i, v, err}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/prune"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -16,10 +17,11 @@ import (
 
 const gcUsage = `failpass gc [--repo DIR] [--json] [--max-age DUR] [--max-size SIZE]`
 
-// runGC is `failpass gc`: remove the worktrees, their git directories and
-// owner files that dead failpass runs (kill -9, a crash, a reboot) left in
-// a repository. Every failpass run does the same sweep when it starts;
-// this does it on demand. Worktrees of live runs and kept ones stay.
+// runGC is `failpass gc`: remove the worktrees, their git directories,
+// owner files and candidate cache folders that dead failpass runs (kill
+// -9, a crash, a reboot) left in a repository, and the build and verdict
+// caches of older formats, which no failpass reads again. Every failpass
+// run does the same sweep when it starts; this does it on demand. Worktrees of live runs and kept ones stay.
 //
 // It also prunes caches and logs (package prune): every log folder and
 // cache last used --max-age ago or more, then the oldest until the rest
@@ -57,13 +59,20 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 		return repoError(*repoDir, err)
 	}
 	removed, gcErr := worktree.GC(ctx, repo)
+	// Caches of an older format (never read again) and the private
+	// folders of candidates whose failpass was killed.
+	old, cacheErr := gate.RemoveOldCaches(repo)
+	removed = append(removed, old...)
+	if gcErr == nil {
+		gcErr = cacheErr
+	}
 	if removed == nil {
 		removed = []string{}
 	}
 	units, err := prune.Scan(repo.StateDir())
 	var pruned []prune.Unit
 	if err == nil {
-		pruned, err = prune.Remove(prune.Select(units, time.Now(), maxAge, maxSize))
+		pruned, err = removeUnits(prune.Select(units, time.Now(), maxAge, maxSize))
 	}
 	gcErr = errors.Join(gcErr, err)
 	var freed, total int64
@@ -120,6 +129,27 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 			Hints: []string{"fix the permissions named above and run 'failpass gc' again"}}
 	}
 	return nil
+}
+
+// removeUnits removes what gc's pruning picked: a build cache only when
+// no run holds it (a candidate's overlay may have it as its lower layer,
+// which must not change under the mount), the rest as prune removes them.
+func removeUnits(picked []prune.Unit) ([]prune.Unit, error) {
+	var rest, done []prune.Unit
+	var errs []error
+	for _, u := range picked {
+		if !sandbox.IsBuildCache(u.Path) {
+			rest = append(rest, u)
+			continue
+		}
+		if ok, err := sandbox.RemoveBuildCache(u.Path); err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			done = append(done, u)
+		}
+	}
+	more, err := prune.Remove(rest)
+	return append(done, more...), errors.Join(append(errs, err)...)
 }
 
 // repoError turns a failure to open --repo into a user error with a fix.

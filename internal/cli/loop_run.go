@@ -182,18 +182,15 @@ func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolic
 	opts := model.Options{BaseURL: st.BaseURL, KeyEnv: st.KeyEnv, Getenv: env.Getenv, Dir: st.WorkingDir}
 	cfg := loop.Config{ReviewerID: st.Reviewer, FixerID: st.Fixer, Lenses: st.Lenses, Card: cp, Remote: st.Remote, Log: env.Stderr}
 	if !st.NoSandbox {
-		// Validation runs contained, as the gate's commands do, with the
-		// same persistent build caches as the gate for a card (a cold Go
-		// build cache per validation run cost minutes).
-		cache := sandbox.CardCacheDir(repo.CommonDir, "loop")
+		// Validation runs contained, as the gate's commands do. It runs
+		// the fixer's code, so it reads the card's build cache (the one
+		// the gate's base runs fill) read-only, through a private layer
+		// per validation (a cold Go build cache per run cost minutes).
+		// Without a card it has a private cold cache.
+		cfg.Sandbox = &sandbox.Policy{}
 		if cp != nil {
-			digest, err := cp.Card.Digest()
-			if err != nil {
-				return loop.Config{}, err
-			}
-			cache = sandbox.CardCacheDir(repo.CommonDir, digest)
+			cfg.Sandbox.CacheDir = gate.BuildCacheDir(repo, cp.Card, cp.Card.BaseSHA, gate.DefaultEnv(env.Getenv))
 		}
-		cfg.Sandbox = &sandbox.Policy{CacheDir: cache}
 	}
 	mk := func(flag, s string) (model.Adapter, error) {
 		spec, err := model.ParseSpec(s)

@@ -115,6 +115,7 @@ type dynEntry struct {
 	Steps  []Step `json:"steps"`
 	Rule   string `json:"rule"`
 	Reason string `json:"reason"`
+	Cache  string `json:"cache,omitempty"` // how the candidate saw the build cache (sandbox.Report.Cache)
 }
 
 // baseResult is the shared base side of one card, base and environment.
@@ -148,9 +149,10 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 		Kind: "verdict", Tool: ToolID(), Base: g.base, CardDigest: g.v.CardDigest,
 		DiffDigest: g.v.DiffDigest, Sandbox: sandboxKey(g.v.Sandbox), Env: fp, Repeat: g.o.Repeat,
 	}
-	if b.cache != nil {
+	if b.cacheable(g) {
 		var e dynEntry
 		if b.cache.Get(key, &e) && validDyn(e) {
+			g.v.Sandbox.Cache = e.Cache
 			for _, s := range e.Steps {
 				if s.Log != nil && !exists(*s.Log) {
 					s.Log = nil // pruned since; the verdict stands
@@ -169,8 +171,8 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 	if err != nil && !errors.Is(err, errStop) {
 		return err
 	}
-	if b.cache != nil && !g.inconclusive && ctx.Err() == nil {
-		e := dynEntry{Steps: g.v.Steps[mark:]}
+	if b.cacheable(g) && !g.inconclusive && ctx.Err() == nil {
+		e := dynEntry{Steps: g.v.Steps[mark:], Cache: g.v.Sandbox.Cache}
 		if g.broke {
 			e.Rule, e.Reason = g.v.Failed(), g.v.Reason
 		}
@@ -201,7 +203,7 @@ func (b *Batch) dynamic(ctx context.Context, g *gateRun, fp string) error {
 	}
 	defer b.pool.Put(wt)
 	g.wt = wt
-	if g.o.Sandbox != nil {
+	if g.policy = g.basePolicy(); g.policy != nil {
 		g.session = run.NewSession() // the pass and invariant runs share one helper
 		defer g.session.Close()
 	}
@@ -249,6 +251,16 @@ func unracy(ctx context.Context, wt *worktree.Worktree, cs *patch.ChangeSet) err
 	return err
 }
 
+// cacheable says whether g's results may be stored in, and served from,
+// the cache: only when the filesystem layer contained every run. Without
+// it a candidate's code could have written a cache a base run read (the
+// user's own GOCACHE under --sandbox=off, the card's build cache on a
+// machine without Landlock and mount namespaces), or the verdict cache
+// itself; such a verdict is computed afresh every time.
+func (b *Batch) cacheable(g *gateRun) bool {
+	return b.cache != nil && g.v.Sandbox.Has(sandbox.Filesystem)
+}
+
 // baseSide returns the base results for g's card, base and environment,
 // computing them once per batch (and once per cache lifetime) however
 // many candidates ask at the same time.
@@ -285,7 +297,7 @@ func (b *Batch) baseSide(ctx context.Context, g *gateRun, fp string) (*baseResul
 }
 
 func (b *Batch) computeBase(ctx context.Context, g *gateRun, key Key) (*baseResult, error) {
-	if b.cache != nil {
+	if b.cacheable(g) {
 		var r baseResult
 		if b.cache.Get(key, &r) && validBase(r) {
 			r.Cached = true
@@ -299,18 +311,14 @@ func (b *Batch) computeBase(ctx context.Context, g *gateRun, key Key) (*baseResu
 	defer b.pool.Put(wt)
 	bg := &gateRun{o: g.o, v: &Verdict{}, base: g.base, wt: wt}
 	bg.o.Progress, bg.o.Starting = nil, nil
-	if bg.o.Sandbox != nil {
+	if bg.policy = bg.basePolicy(); bg.policy != nil {
 		bg.session = run.NewSession() // the base runs share one helper
 		defer bg.session.Close()
 	}
 	if bg.o.LogDir, err = b.logDir("base"); err != nil {
 		return nil, err
 	}
-	c := g.o.Card
-	err = bg.runRule(ctx, RuleBaseFail, "base-fail", c.Fail, "")
-	if err == nil {
-		err = bg.runRule(ctx, RuleBaseInvariant, "base-invariant", c.Invariant, "")
-	}
+	err = bg.baseRules(ctx)
 	if err != nil && !errors.Is(err, errStop) {
 		return nil, err
 	}
@@ -318,7 +326,7 @@ func (b *Batch) computeBase(ctx context.Context, g *gateRun, key Key) (*baseResu
 	if bg.broke {
 		r.Rule, r.Reason = bg.v.Failed(), bg.v.Reason
 	}
-	if b.cache != nil && !r.Inconclusive && ctx.Err() == nil {
+	if b.cacheable(g) && !r.Inconclusive && ctx.Err() == nil {
 		b.cache.Put(key, r)
 	}
 	return r, nil

@@ -24,6 +24,7 @@ import (
 	"github.com/failpass/failpass/internal/atomicfile"
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/version"
 )
 
@@ -39,6 +40,10 @@ type Key struct {
 	Sandbox    []string `json:"sandbox"`
 	Env        string   `json:"env"` // EnvFingerprint
 	Repeat     int      `json:"repeat"`
+	// HeldOut is how the card's held-out tests were given (their digest,
+	// or "skipped"); "" while the gate has no held-out rule. A verdict
+	// gated one way is never served to a gate that asked the other.
+	HeldOut string `json:"held_out"`
 }
 
 // ID is the entry's address: SHA-256 over the key's canonical JSON
@@ -219,6 +224,40 @@ func lookPath(name string, env []string) string {
 	return "notfound:" + name
 }
 
+// cacheFormat names the cache's layout and the meaning of its keys. v2:
+// verdicts are stored only when every run was contained by the
+// filesystem layer, and candidates never write the build caches; every
+// v1 entry may have been computed with a poisoned build cache, so none is
+// read (RemoveOldCaches deletes them).
+const cacheFormat = "v2"
+
+// RemoveOldCaches removes the caches no current failpass reads: verdict
+// caches of older formats, build caches of older formats, and the
+// private folders of candidates whose process is gone. It returns the
+// paths removed.
+func RemoveOldCaches(repo *gitx.Repo) ([]string, error) {
+	var removed []string
+	var errs []error
+	root := repo.StateDir("cache", "gate")
+	entries, err := os.ReadDir(root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == cacheFormat {
+			continue
+		}
+		p := filepath.Join(root, e.Name())
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, p)
+	}
+	more, err := sandbox.RemoveOldCaches(repo.CommonDir)
+	return append(removed, more...), errors.Join(append(errs, err)...)
+}
+
 // Cache defaults: a few thousand candidates' verdicts, a few megabytes.
 const (
 	DefaultMaxEntries = 20000
@@ -245,7 +284,7 @@ type Cache struct {
 // OpenCache returns the repository's cache.
 func OpenCache(repo *gitx.Repo) *Cache {
 	return &Cache{
-		dir:        repo.StateDir("cache", "gate", "v1"),
+		dir:        repo.StateDir("cache", "gate", cacheFormat),
 		lock:       repo.StateDir("locks", "cache.lock"),
 		MaxEntries: DefaultMaxEntries, MaxBytes: DefaultMaxBytes,
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -109,9 +110,15 @@ type Options struct {
 	Trust         func(c *card.Card) ([]string, error)
 	AllowUnsigned bool
 
-	// Sandbox contains every card command; nil runs them uncontained
+	// Sandbox says whether card commands are contained. The zero value
+	// contains them; SandboxOff is the user's explicit choice
 	// (--sandbox=off), and the verdict says so.
-	Sandbox *sandbox.Policy
+	Sandbox SandboxMode
+	// Policy adjusts the sandbox (limits, readable folders); nil is the
+	// default. Its CacheDir and Candidate are the gate's own to set: the
+	// card's build cache is BuildCacheDir, written only by base runs, and
+	// every patched run sees it through its candidate's private layer.
+	Policy *sandbox.Policy
 
 	Repeat int // runs of every card command (default 1)
 	// LogDir is where command logs go; when empty the gate makes a fresh
@@ -128,6 +135,19 @@ type Options struct {
 	Starting func(rule string)
 }
 
+// SandboxMode says whether the gate contains card commands.
+type SandboxMode int
+
+const (
+	// SandboxOn is the zero value: every card command runs in the
+	// sandbox, with the default policy unless Options.Policy says more.
+	SandboxOn SandboxMode = iota
+	// SandboxOff runs card commands uncontained (--sandbox=off). Patched
+	// runs still get build and bytecode caches of their own, never the
+	// user's (see candidateEnv).
+	SandboxOff
+)
+
 // Run checks one candidate. An error means trouble (exit 2): the verdict is
 // for broken rules.
 func Run(ctx context.Context, o Options) (*Verdict, error) {
@@ -139,9 +159,9 @@ func runGate(ctx context.Context, o Options, b *Batch) (*Verdict, error) {
 	g := &gateRun{o: o, v: &Verdict{Candidate: o.DiffName}, batch: b}
 	switch {
 	case b != nil:
-		g.v.Sandbox = b.sandboxReport(o.Sandbox != nil)
+		g.v.Sandbox = b.sandboxReport(o.Sandbox != SandboxOff)
 		g.probed = true
-	case o.Sandbox != nil:
+	case o.Sandbox != SandboxOff:
 		// Probed when a rule first needs it (sandboxReport): a candidate a
 		// static rule refuses runs nothing, and a probe costs a process.
 		g.v.Sandbox = sandbox.Report{Applied: []string{}, Missing: []string{}, Features: []string{}}
@@ -154,6 +174,9 @@ func runGate(ctx context.Context, o Options, b *Batch) (*Verdict, error) {
 	}
 	if g.o.Now == nil {
 		g.o.Now = time.Now
+	}
+	if g.o.Env == nil {
+		g.o.Env = DefaultEnv(os.Getenv)
 	}
 	sum := sha256.Sum256(o.Diff)
 	g.v.DiffDigest = "sha256:" + hex.EncodeToString(sum[:])
@@ -192,6 +215,13 @@ type gateRun struct {
 	// session is the sandbox helper the commands run in one worktree
 	// share, when the sandbox is on.
 	session *run.Session
+	// policy contains the commands run now: the base side's (which may
+	// write the card's build cache, under its lock) or, in a candidate
+	// (enterCandidate), the candidate's. nil with the sandbox off.
+	policy *sandbox.Policy
+	// candidateCaches is the folder of an uncontained candidate's own
+	// caches (--sandbox=off; see candidateEnv).
+	candidateCaches string
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
@@ -515,14 +545,15 @@ func (g *gateRun) dynamicRules(ctx context.Context) error {
 		g.sandboxReport() // commands run from here on: the verdict says how
 		return g.batch.dynamicRules(ctx, g)
 	}
-	if g.o.Sandbox != nil {
+	g.policy = g.basePolicy()
+	if g.policy != nil {
 		// Every command of this gate runs through one sandbox helper. The
 		// probe and the helper need nothing from the worktree, so they
 		// start while git checks that out; sandboxReport below waits for
 		// the probe (sandbox.Probe runs once).
 		g.session = run.NewSession()
 		defer g.session.Close()
-		go g.session.Start(g.o.Sandbox)
+		go g.session.Start(g.policy)
 	}
 	wt, err := worktree.Add(ctx, g.o.Repo, g.base)
 	if err != nil {
@@ -544,11 +575,7 @@ func (g *gateRun) dynamicRules(ctx context.Context) error {
 		}
 		wt.Remove(context.WithoutCancel(ctx))
 	}()
-	c := g.o.Card
-	if err := g.runRule(ctx, RuleBaseFail, "base-fail", c.Fail, ""); err != nil {
-		return err
-	}
-	if err := g.runRule(ctx, RuleBaseInvariant, "base-invariant", c.Invariant, ""); err != nil {
+	if err := g.baseRules(ctx); err != nil {
 		return err
 	}
 	// Base commands may leave files behind; the patch must meet the exact
@@ -560,6 +587,98 @@ func (g *gateRun) dynamicRules(ctx context.Context) error {
 		return err
 	}
 	return g.patchedRules(ctx)
+}
+
+// basePolicy is the sandbox of the base side: o.Policy (or the default)
+// with the card's build cache, which base runs may write. nil with the
+// sandbox off.
+func (g *gateRun) basePolicy() *sandbox.Policy {
+	if g.o.Sandbox == SandboxOff {
+		return nil
+	}
+	p := sandbox.Policy{}
+	if g.o.Policy != nil {
+		p = *g.o.Policy
+	}
+	p.Candidate = nil
+	p.CacheDir = BuildCacheDir(g.o.Repo, g.o.Card, g.base, g.o.Env)
+	return &p
+}
+
+// baseRules runs base.fail and base.invariant in g.wt. Base runs run the
+// signed base, and only they write the card's build cache: under its
+// lock, so no candidate's overlay reads it meanwhile.
+func (g *gateRun) baseRules(ctx context.Context) error {
+	if g.policy != nil && g.policy.CacheDir != "" {
+		unlock, err := sandbox.LockCache(g.policy.CacheDir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	c := g.o.Card
+	if err := g.runRule(ctx, RuleBaseFail, "base-fail", c.Fail, ""); err != nil {
+		return err
+	}
+	return g.runRule(ctx, RuleBaseInvariant, "base-invariant", c.Invariant, "")
+}
+
+// enterCandidate switches the gate's runs to the candidate's side: from
+// here on every run runs candidate code, so none may write where another
+// run reads. Contained, the runs see the card's build cache read-only
+// through one private upper layer, shared by the candidate's runs (the
+// pass run's build warms the invariant's); uncontained, they get an
+// empty private cache (candidateEnv). The returned func removes it all.
+func (g *gateRun) enterCandidate() (func(), error) {
+	lower := ""
+	if g.policy != nil {
+		lower = g.policy.CacheDir
+	}
+	cc, err := sandbox.OpenCandidateCache(g.o.Repo.CommonDir, lower)
+	if err != nil {
+		return nil, err
+	}
+	base := g.policy
+	if base != nil {
+		p := *base
+		p.Candidate = cc
+		g.policy = &p
+	} else {
+		g.candidateCaches = cc.Cold()
+		g.v.Sandbox.Cache = sandbox.CachePrivateCold
+	}
+	return func() {
+		g.policy, g.candidateCaches = base, ""
+		cc.Close()
+	}, nil
+}
+
+// candidateEnv points an uncontained candidate's build caches at its
+// own folder dir (cold: an empty cache costs a first build, a shared one
+// would let the candidate plant what a later run reads) and keeps Python
+// from writing bytecode at all, or reading it from a prefix folder. The
+// user's GOCACHE and caches are never written by a candidate's runs
+// through the tools' defaults; the candidate's own code, uncontained,
+// can still write anywhere the user can.
+func candidateEnv(env []string, dir string) []string {
+	set := map[string]string{
+		"GOCACHE":                 filepath.Join(dir, "go-build"),
+		"XDG_CACHE_HOME":          filepath.Join(dir, "xdg"),
+		"PIP_CACHE_DIR":           filepath.Join(dir, "pip"),
+		"npm_config_cache":        filepath.Join(dir, "npm"),
+		"PYTHONDONTWRITEBYTECODE": "1",
+	}
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok && k != "PYTHONPYCACHEPREFIX" {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range []string{"GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache", "PYTHONDONTWRITEBYTECODE"} {
+		out = append(out, k+"="+set[k])
+	}
+	return out
 }
 
 // patchedRules applies the diff to g.wt, a clean checkout of the base,
@@ -583,6 +702,11 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return g.fail(RuleDiffActual, "the applied patch differs from what the diff declares: "+why)
 	}
 	g.ok(RuleDiffActual)
+	leave, err := g.enterCandidate()
+	if err != nil {
+		return err
+	}
+	defer leave()
 	if err := g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky); err != nil {
 		return err
 	}
@@ -610,9 +734,12 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		if g.o.Env != nil {
 			env = g.o.Env(cmd)
 		}
+		if g.candidateCaches != "" {
+			env = candidateEnv(env, g.candidateCaches)
+		}
 		res, err := run.Run(ctx, run.Spec{
 			Argv: cmd.Cmd, Root: g.wt.Dir, Workdir: cmd.Workdir, Env: env,
-			Timeout: cmd.Timeout, Log: logPath, Sandbox: g.o.Sandbox, Session: g.session,
+			Timeout: cmd.Timeout, Log: logPath, Sandbox: g.policy, Session: g.session,
 		})
 		if err != nil {
 			var we *run.WorkdirError
@@ -630,6 +757,9 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if res.Cache != "" && g.v.Sandbox.Cache != sandbox.CachePrivateCold {
+			g.v.Sandbox.Cache = res.Cache // one cold run makes the verdict's cache cold
 		}
 		step.DurationMS += res.Duration.Milliseconds()
 		step.Runs = append(step.Runs, RunResult{Argv: cmd.Cmd, Exit: res.Exit, Signal: res.Signal, TimedOut: res.TimedOut, DurationMS: res.Duration.Milliseconds()})

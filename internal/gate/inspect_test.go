@@ -8,7 +8,7 @@ import (
 
 // OpenCacheDir returns a cache rooted at dir (tests).
 func OpenCacheDir(dir string) *Cache {
-	return &Cache{dir: filepath.Join(dir, "v1"), lock: filepath.Join(dir, "cache.lock"), MaxEntries: DefaultMaxEntries, MaxBytes: DefaultMaxBytes}
+	return &Cache{dir: filepath.Join(dir, cacheFormat), lock: filepath.Join(dir, "cache.lock"), MaxEntries: DefaultMaxEntries, MaxBytes: DefaultMaxBytes}
 }
 
 // Stats reports this process's hits, misses and removed corrupt entries.

@@ -10,6 +10,7 @@ import (
 	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -48,6 +49,23 @@ func (e *engine) runValidation(dir, tag string) ([]contract.ValidationOutcome, m
 	logs := map[string]string{}
 	sess := run.NewSession() // the commands share one sandbox helper
 	defer sess.Close()
+	policy := e.cfg.Sandbox
+	if policy != nil {
+		// The commit under test is candidate code: it reads the card's
+		// build cache through a private layer and never writes it.
+		cc, err := sandbox.OpenCandidateCache(e.repo.CommonDir, policy.CacheDir)
+		if err != nil {
+			for _, c := range e.inv.Validation {
+				outs = append(outs, contract.ValidationOutcome{Name: c.Name, Command: c.Command, Scope: c.Scope,
+					Status: "unavailable", Reason: err.Error()})
+			}
+			return outs, logs
+		}
+		defer cc.Close()
+		p := *policy
+		p.Candidate = cc
+		policy = &p
+	}
 	for i, s := range e.steps() {
 		o := contract.ValidationOutcome{Name: s.cmd.Name, Command: s.cmd.Command, Scope: s.cmd.Scope}
 		if s.err != nil {
@@ -61,7 +79,7 @@ func (e *engine) runValidation(dir, tag string) ([]contract.ValidationOutcome, m
 			env = append(append([]string(nil), env...), k+"="+v)
 		}
 		res, err := run.Run(e.ctx, run.Spec{Argv: s.argv, Root: dir, Workdir: s.workdir, Env: env, Timeout: s.timeout, Log: logPath,
-			Sandbox: e.cfg.Sandbox, Session: sess})
+			Sandbox: policy, Session: sess})
 		logs[s.cmd.Name] = logPath
 		switch {
 		case err != nil:

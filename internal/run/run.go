@@ -59,6 +59,9 @@ type Result struct {
 	StartErr     error         // could not start (not found, not executable)
 	LogTruncated bool          // the log reached Spec.MaxLog; the rest was read and discarded
 	LogErr       error         // writing the log failed after the command started; the result stands
+	// Cache says how a candidate's contained command saw the card's
+	// build cache (sandbox.CacheOverlay, sandbox.CachePrivateCold).
+	Cache string
 
 	timeout time.Duration
 }

@@ -72,6 +72,7 @@ func (sb *sandboxRun) finish(res *Result) error {
 
 // foldOutcome puts the helper's report, when it gave one, in res.
 func foldOutcome(res *Result, o sandbox.Outcome) {
+	res.Cache = o.Cache
 	if !o.Known {
 		return
 	}

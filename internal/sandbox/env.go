@@ -26,7 +26,7 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 // entries and entries inside the worktree (so `go` never resolves to a
 // planted ./go); HOME and TMPDIR become private; build caches move to the
 // card's cache folder so the user's own caches are neither read nor
-// polluted; toolchain locations that followed the old HOME are pinned to
+// polluted, and Python writes no bytecode; toolchain locations that followed the old HOME are pinned to
 // the user's real folders, which the sandbox makes readable. Go runs
 // offline with the local toolchain unless the card says otherwise.
 //
@@ -40,6 +40,12 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 			order = append(order, k)
 		}
 		m[k] = v
+	}
+	unset := func(k string) {
+		if _, ok := m[k]; ok {
+			delete(m, k)
+			order = slices.DeleteFunc(order, func(o string) bool { return o == k })
+		}
 	}
 	for _, kv := range base {
 		k, v, ok := strings.Cut(kv, "=")
@@ -96,7 +102,13 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 	set("GOCACHE", filepath.Join(cache, "go-build"))
 	set("PIP_CACHE_DIR", filepath.Join(cache, "pip"))
 	set("npm_config_cache", filepath.Join(cache, "npm"))
-	set("PYTHONPYCACHEPREFIX", filepath.Join(cache, "pycache"))
+	// Python bytecode is never shared between runs: nothing is written,
+	// and no prefix folder a command could plant a .pyc in is read. A
+	// private prefix would also work, at the price of recompiling the
+	// standard library on every run (three times pytest's start-up);
+	// without one Python reads the system's own read-only bytecode.
+	unset("PYTHONPYCACHEPREFIX")
+	set("PYTHONDONTWRITEBYTECODE", "1")
 	if get("GOPATH") == "" {
 		set("GOPATH", filepath.Join(l.Home, "go"))
 	}

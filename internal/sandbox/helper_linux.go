@@ -106,6 +106,7 @@ type helper struct {
 	notified chan struct{}  // closed once sigs receives them
 	have     []Feature
 	why      map[Feature]string
+	cache    string // how the command sees the card's build cache (mountCache)
 }
 
 // step applies one layer. In probe mode a failure is recorded and the
@@ -192,6 +193,11 @@ func (h *helper) applyProcess() *Error {
 func (h *helper) applyFiles() *Error {
 	c, l := h.cfg, &layers{h: h}
 	if c.Namespaces {
+		if c.Cache != nil {
+			// Before /tmp is covered: the card's cache and the candidate's
+			// folder may lie below it, and privateTmp keeps the mount.
+			l.run("", "candidate's build cache", func() (err error) { h.cache, err = mountCache(c.Cache); return err })
+		}
 		l.run(FeatPrivateTmp, "private /tmp", func() error { return privateTmp(c) })
 		l.run(FeatGitRO, "git folders read-only", func() error { return applyBinds(c.Binds) })
 		l.run(FeatGitConfigMasked, "mask the repository's config", func() error { return applyMasks(c.Masks) })
@@ -464,8 +470,45 @@ func (h *helper) runCommand(report func(status)) int {
 		}
 	}()
 	st, code := waitFor(pid)
+	st.Cache = h.cache
 	report(st)
 	return code
+}
+
+// cacheMount is a candidate's view of the card's build cache: Target
+// (the card's cache folder, read-only to the candidate) becomes an
+// overlay with the candidate's private Upper and Work folders, so every
+// write lands in the candidate's folder and the card's cache never
+// changes; the candidate's runs share Upper.
+type cacheMount struct {
+	Target string `json:"target"`
+	Upper  string `json:"upper"`
+	Work   string `json:"work"`
+	Cold   string `json:"cold"` // the candidate's private cold cache, bound at Target where overlayfs fails
+}
+
+// mountCache mounts m in the calling thread's mount namespace and says
+// how: CacheOverlay, or CachePrivateCold when overlayfs cannot be
+// mounted here (an upper folder on a file system overlayfs refuses, a
+// kernel without it, or a user namespace it is not allowed in). It fails
+// only when neither can be mounted: the command must not see the card's
+// cache writable.
+func mountCache(m *cacheMount) (string, error) {
+	esc := func(p string) string { return strings.NewReplacer(`\`, `\\`, ",", `\,`, ":", `\:`).Replace(p) }
+	opts := "lowerdir=" + esc(m.Target) + ",upperdir=" + esc(m.Upper) + ",workdir=" + esc(m.Work) + ",index=off"
+	// The candidate's folder is reused by each of its runs in turn, and
+	// a finished run's mount may linger a moment: index=off allows that.
+	// Inside a user namespace overlayfs keeps its metadata in user.*
+	// extended attributes (userxattr).
+	for _, o := range []string{opts, opts + ",userxattr"} {
+		if err := unix.Mount("overlay", m.Target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, o); err == nil {
+			return CacheOverlay, nil
+		}
+	}
+	if err := unix.Mount(m.Cold, m.Target, "", unix.MS_BIND, ""); err != nil {
+		return "", fmt.Errorf("neither an overlay nor the private cache at %s: %w", m.Target, err)
+	}
+	return CachePrivateCold, nil
 }
 
 // execFailed is the status of a command whose exec failed.

@@ -35,17 +35,18 @@ type helperConfig struct {
 	Dir  string   `json:"dir"`
 	Env  []string `json:"env"`
 
-	Namespaces bool     `json:"namespaces"` // the helper is PID 1 of fresh namespaces
-	Tmp        string   `json:"tmp"`        // private temp folder (tmpfs at /tmp with namespaces)
-	Home       string   `json:"home"`       // private HOME, inside Tmp
-	Keep       []string `json:"keep"`       // folders under /tmp that must stay visible
-	Binds      []bind   `json:"binds"`      // git folders read-only, writable folders below them
-	Masks      []mask   `json:"masks"`      // files shown with other content (the repository's config)
-	Writable   []string `json:"writable"`   // Landlock read-write
-	Readable   []string `json:"readable"`   // Landlock read-only and execute
-	Landlock   bool     `json:"landlock"`
-	Cgroups    []string `json:"cgroups"`
-	Limits     Limits   `json:"limits"`
+	Namespaces bool        `json:"namespaces"` // the helper is PID 1 of fresh namespaces
+	Tmp        string      `json:"tmp"`        // private temp folder (tmpfs at /tmp with namespaces)
+	Home       string      `json:"home"`       // private HOME, inside Tmp
+	Keep       []string    `json:"keep"`       // folders under /tmp that must stay visible
+	Binds      []bind      `json:"binds"`      // git folders read-only, writable folders below them
+	Masks      []mask      `json:"masks"`      // files shown with other content (the repository's config)
+	Writable   []string    `json:"writable"`   // Landlock read-write
+	Readable   []string    `json:"readable"`   // Landlock read-only and execute
+	Landlock   bool        `json:"landlock"`
+	Cache      *cacheMount `json:"cache,omitempty"` // a candidate's view of the card's build cache
+	Cgroups    []string    `json:"cgroups"`
+	Limits     Limits      `json:"limits"`
 }
 
 // caps is what Probe found, kept for the life of the process.
@@ -289,6 +290,7 @@ type Prepared struct {
 
 	caps     *caps
 	policy   Policy
+	cache    *cacheMount // a candidate's overlay, for the helper to mount
 	root     string
 	gitBinds []bind
 	masks    []mask
@@ -353,7 +355,19 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 			return nil, fmt.Errorf("sandbox: private home: %w", err)
 		}
 	}
-	if p.CacheDir != "" {
+	switch cc := p.Candidate; {
+	case cc != nil && cc.Lower != "" && c.namespaces:
+		// Candidate code: the card's cache, at its own path, is an overlay
+		// the helper mounts in the command's mount namespace (or, where it
+		// cannot, the candidate's cold folder bound in its place).
+		pr.policy.CacheDir = cc.Lower
+		pr.cache = &cacheMount{Target: cc.Lower, Upper: cc.upper(), Work: cc.work(), Cold: cc.cold()}
+	case cc != nil:
+		// No mount namespace (or no card cache): the candidate's private
+		// folder is its cache, cold.
+		pr.policy.CacheDir = cc.cold()
+		pr.Report.Cache = CachePrivateCold
+	case p.CacheDir != "":
 		if err := os.MkdirAll(p.CacheDir, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: cache folder: %w", err)
 		}
@@ -479,7 +493,7 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
 		Namespaces: pr.caps.namespaces, Tmp: pr.tmp, Home: pr.home,
 		Binds: pr.gitBinds, Masks: pr.masks, Writable: pr.writable, Readable: pr.readable,
-		Landlock: pr.caps.landlock, Limits: pr.policy.Limits,
+		Landlock: pr.caps.landlock, Limits: pr.policy.Limits, Cache: pr.cache,
 	}
 	for _, cg := range pr.cgroups {
 		cfg.Cgroups = append(cfg.Cgroups, cg.dir)
@@ -610,6 +624,7 @@ type Outcome struct {
 	Exit     int    // its exit code, when it exited
 	Signal   string // the signal that killed it, when one did
 	StartErr error  // why it never started (a layer failed closed, or exec failed)
+	Cache    string // a candidate's: how it saw the card's build cache (CacheOverlay, CachePrivateCold)
 }
 
 // Finish reads how the command ended, kills whatever is left in its
@@ -636,8 +651,12 @@ func (pr *Prepared) Finish() (Outcome, error) {
 // finish is Finish with the helper's status read (nil: it gave none).
 func (pr *Prepared) finish(st *status) (Outcome, error) {
 	var o Outcome
+	o.Cache = pr.Report.Cache
 	if st != nil {
 		o.Known, o.Started, o.Exit, o.Signal = true, st.Started, st.Exit, st.Signal
+		if st.Cache != "" {
+			o.Cache = st.Cache
+		}
 		if st.Err != "" {
 			o.StartErr = &Error{Step: st.Step, Err: st.Err}
 			if !st.Started && st.Step != "exec" {
@@ -683,16 +702,6 @@ func (pr *Prepared) Close() error {
 		os.RemoveAll(pr.hostTmp)
 	}
 	return first
-}
-
-// makeWritable lets RemoveAll delete what a command left read-only.
-func makeWritable(dir string) {
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
 }
 
 // configFromFD is the helper's argument saying "read the configuration

@@ -111,6 +111,10 @@ func TestBuildEnv(t *testing.T) {
 		{"no PATH", nil, map[string]string{"PATH": defaultPath}},
 		{"last duplicate wins", []string{"PATH=/a", "PATH=/b"}, map[string]string{"PATH": "/b"}},
 		{"malformed entries dropped", []string{"NOEQUALS", "=x", "A=1"}, map[string]string{"A": "1", "NOEQUALS": ""}},
+		// A card's env cannot point Python at a shared bytecode folder.
+		{"no bytecode shared", []string{"PYTHONPYCACHEPREFIX=/shared/pyc", "PYTHONDONTWRITEBYTECODE="}, map[string]string{
+			"PYTHONPYCACHEPREFIX": "", "PYTHONDONTWRITEBYTECODE": "1",
+		}},
 	} {
 		env := buildEnv(tc.base, l, exists)
 		m := map[string]string{}
@@ -172,14 +176,20 @@ func TestGitBinds(t *testing.T) {
 	}
 }
 
-func TestCardCacheDir(t *testing.T) {
-	for _, tc := range []struct{ digest, want string }{
-		{"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "/r/.git/failpass/cache/sandbox/0123456789abcdef0123456789abcdef"},
-		{"", "/r/.git/failpass/cache/sandbox/unknown"},
-		{"sha256:../../x", "/r/.git/failpass/cache/sandbox/unknown"},
+func TestBuildCacheDir(t *testing.T) {
+	for _, tc := range []struct{ key, want string }{
+		{"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "/r/.git/failpass/cache/build-v2/0123456789abcdef0123456789abcdef"},
+		{"", "/r/.git/failpass/cache/build-v2/unknown"},
+		{"sha256:../../x", "/r/.git/failpass/cache/build-v2/unknown"},
 	} {
-		if got := CardCacheDir("/r/.git", tc.digest); got != tc.want {
-			t.Errorf("CardCacheDir(%q) = %q, want %q", tc.digest, got, tc.want)
+		if got := BuildCacheDir("/r/.git", tc.key); got != tc.want {
+			t.Errorf("BuildCacheDir(%q) = %q, want %q", tc.key, got, tc.want)
+		}
+		if got, want := cacheLock(tc.want), "/r/.git/failpass/locks/build-v2-"+filepath.Base(tc.want)+".lock"; got != want {
+			t.Errorf("cacheLock(%q) = %q, want %q", tc.want, got, want)
+		}
+		if !IsBuildCache(tc.want) || IsBuildCache(filepath.Dir(tc.want)) {
+			t.Errorf("IsBuildCache(%q) false, or true of its parent", tc.want)
 		}
 	}
 }

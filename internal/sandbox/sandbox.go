@@ -4,9 +4,7 @@ package sandbox
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -82,6 +80,9 @@ type Report struct {
 	Why      map[string]string `json:"why_missing,omitempty"` // feature → reason
 	Landlock int               `json:"landlock_abi,omitempty"`
 	Off      bool              `json:"off,omitempty"` // --sandbox=off: nothing applied by choice
+	// Cache says how the candidate's runs saw the card's build cache:
+	// CacheOverlay or CachePrivateCold ("" when no candidate code ran).
+	Cache string `json:"cache,omitempty"`
 }
 
 // Has says whether layer l was applied.
@@ -191,10 +192,15 @@ func (l Limits) withDefaults() Limits {
 // sandbox for one card. A nil *Policy means the sandbox is off.
 type Policy struct {
 	// CacheDir holds the card's persistent build caches (GOCACHE, pip,
-	// npm, ...): writable by the command, kept across runs of the same
-	// card, never the user's own. Empty means caches live in the private
-	// /tmp and die with the run. See CardCacheDir.
+	// npm, ...), kept across runs, never the user's own; see
+	// BuildCacheDir. Without Candidate the command may write it (a run
+	// of the signed base: hold LockCache meanwhile). Empty means caches
+	// live in the private /tmp and die with the run.
 	CacheDir string
+	// Candidate, when set, says the command runs candidate code: it sees
+	// Candidate.Lower (not CacheDir) read-only beneath the candidate's
+	// private upper layer, or a private cold cache (see cache.go).
+	Candidate *CandidateCache
 	// Readable adds folders the command may read (and execute from) to
 	// the system and toolchain folders found automatically.
 	Readable []string
@@ -221,6 +227,7 @@ type status struct {
 	Signal   string    `json:"signal,omitempty"`
 	Step     string    `json:"step,omitempty"`
 	Err      string    `json:"error,omitempty"`
+	Cache    string    `json:"cache,omitempty"`    // how the command saw the card's build cache (a candidate's)
 	Features []Feature `json:"features,omitempty"` // probe mode: what worked
 	Why      map[Feature]string
 }
@@ -228,18 +235,4 @@ type status struct {
 func (s status) marshal() []byte {
 	b, _ := json.Marshal(s)
 	return b
-}
-
-// CardCacheDir is where the build caches of the card whose digest is
-// cardDigest ("sha256:<hex>") live: under the repository's git common
-// directory, shared by every run of that card and by nothing else.
-func CardCacheDir(commonDir, cardDigest string) string {
-	d := strings.TrimPrefix(cardDigest, "sha256:")
-	if len(d) > 32 {
-		d = d[:32]
-	}
-	if d == "" || strings.ContainsAny(d, `/\.`) {
-		d = "unknown"
-	}
-	return filepath.Join(commonDir, "failpass", "cache", "sandbox", d)
 }

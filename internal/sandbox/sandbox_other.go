@@ -56,7 +56,14 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 			hostHome = v
 		}
 	}
-	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.hostTmp, Home: home, CacheDir: p.CacheDir, HostHome: hostHome},
+	cache := p.CacheDir
+	if p.Candidate != nil {
+		// Candidate code never writes the card's cache: without a mount
+		// namespace to overlay it, the candidate's cache is its own, cold.
+		cache = p.Candidate.Cold()
+		pr.Report.Cache = CachePrivateCold
+	}
+	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.hostTmp, Home: home, CacheDir: cache, HostHome: hostHome},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
 	return pr, nil
 }
@@ -83,6 +90,7 @@ type Outcome struct {
 	Exit     int
 	Signal   string
 	StartErr error
+	Cache    string
 }
 
 // Launch returns nil: the caller runs the command itself.
@@ -94,7 +102,7 @@ func (pr *Prepared) Started(pid int) {}
 // Finish removes the private folder and checks the git configuration.
 func (pr *Prepared) Finish() (Outcome, error) {
 	pr.Close()
-	return Outcome{}, pr.git.Check()
+	return Outcome{Cache: pr.Report.Cache}, pr.git.Check()
 }
 
 // Close removes the private folder.

@@ -285,6 +285,7 @@ func (h *helper) serve(ready *bool, out int, current *atomic.Int64) (status, boo
 	}
 	current.Store(int64(f.pid))
 	st, _ := waitFor(f.pid)
+	st.Cache = h.cache
 	current.Store(0)
 	endLeftovers()
 	return st, st.Err != ""

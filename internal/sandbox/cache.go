@@ -1,0 +1,286 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
+)
+
+// Build caches.
+//
+// A card's build cache (GOCACHE, pip's and npm's caches, XDG_CACHE_HOME)
+// makes the second gate of a card warm. Only runs of the signed base
+// write it: the gate's base side and `card sign`, each holding the
+// cache's lock exclusively (LockCache), so no reader ever sees it change
+// under it. Everything that runs candidate code (the gate's patched
+// side, a batch's candidates, the loop's validation) reads it through a
+// CandidateCache: an overlay whose lower layer is the card's cache and
+// whose upper layer is a private folder of that candidate, shared by the
+// candidate's runs and removed with it. The candidate holds the cache's
+// lock shared meanwhile. Where overlayfs cannot be mounted, the
+// candidate gets an empty private cache instead (CachePrivateCold), and
+// the verdict says so.
+//
+// Python bytecode is never cached between runs: every contained run gets
+// PYTHONDONTWRITEBYTECODE=1 and no PYTHONPYCACHEPREFIX (see buildEnv).
+
+// cacheFormat names the layout of the build caches: their folder is
+// cache/<cacheFormat>/<key>. A new format leaves every older cache behind,
+// unread; RemoveOldCaches deletes them. Format 1 (cache/sandbox/<card
+// digest>) let candidates write the cache.
+const cacheFormat = "build-v2"
+
+// How a candidate's runs saw the card's build cache (Report.Cache).
+const (
+	// CacheOverlay: the card's cache read-only, beneath a private upper
+	// layer that dies with the candidate.
+	CacheOverlay = "overlay"
+	// CachePrivateCold: an empty private cache; the card's cache unseen.
+	CachePrivateCold = "private-cold"
+)
+
+// cacheRoot is the folder of every cache of the repository whose git
+// common directory is commonDir (the gate's results live there too).
+func cacheRoot(commonDir string) string {
+	return filepath.Join(commonDir, "failpass", "cache")
+}
+
+// BuildCacheDir is where the build cache whose key is key (a hex digest:
+// see gate.BuildCacheKey, the one place it is computed) lives.
+func BuildCacheDir(commonDir, key string) string {
+	d := strings.TrimPrefix(key, "sha256:")
+	if len(d) > 32 {
+		d = d[:32]
+	}
+	if d == "" || strings.ContainsAny(d, `/\.`) {
+		d = "unknown"
+	}
+	return filepath.Join(cacheRoot(commonDir), cacheFormat, d)
+}
+
+// cacheLock is the lock of the build cache dir (a BuildCacheDir): under
+// the state's locks/, apart from the caches, so that removing a cache
+// never removes a lock someone holds.
+func cacheLock(dir string) string {
+	state := filepath.Dir(filepath.Dir(filepath.Dir(dir)))
+	return filepath.Join(state, "locks", filepath.Base(filepath.Dir(dir))+"-"+filepath.Base(dir)+".lock")
+}
+
+// scratchRoot holds the candidates' private folders.
+func scratchRoot(commonDir string) string {
+	return filepath.Join(commonDir, "failpass", "scratch")
+}
+
+// LockCache takes the writer's lock of the build cache dir: held
+// exclusively while a run of the signed base may write it, so that no
+// candidate's overlay has it as a lower layer meanwhile (overlayfs does
+// not allow a lower layer to change under a mount). Call unlock after the
+// runs.
+func LockCache(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: build cache: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(cacheLock(dir)), 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: build cache lock: %w", err)
+	}
+	unlock, err = lockedfile.MutexAt(cacheLock(dir)).Lock()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: build cache lock: %w", err)
+	}
+	return unlock, nil
+}
+
+// CandidateCache is one candidate's private view of a card's build
+// cache, shared by all of that candidate's runs: put it in
+// Policy.Candidate. Close removes it.
+type CandidateCache struct {
+	// Lower is the card's build cache, read-only to the candidate; ""
+	// when there is none (the candidate's cache starts cold).
+	Lower string
+	// Dir is the candidate's private folder: the overlay's upper and
+	// work folders, or the private cold cache.
+	Dir string
+
+	shared *lockedfile.File // Lower's lock, held shared
+	owner  *lockedfile.File // Dir's lock, held while the candidate lives (see RemoveOldCaches)
+	closed bool
+}
+
+// OpenCandidateCache makes a candidate's private folder under the
+// repository's state (commonDir) and takes lower's lock shared, waiting
+// for a writer to finish. lower may be "".
+func OpenCandidateCache(commonDir, lower string) (*CandidateCache, error) {
+	root := scratchRoot(commonDir)
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: candidate cache: %w", err)
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	id := hex.EncodeToString(rnd[:])
+	c := &CandidateCache{Dir: filepath.Join(root, id)}
+	var err error
+	// The owner lock comes first: RemoveOldCaches takes a folder whose
+	// lock it can take for what a dead process left.
+	if c.owner, err = lockedfile.Create(c.Dir + ".lock"); err != nil {
+		return nil, fmt.Errorf("sandbox: candidate cache: %w", err)
+	}
+	for _, d := range []string{c.Dir, c.upper(), c.work(), c.cold()} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("sandbox: candidate cache: %w", err)
+		}
+	}
+	if lower != "" {
+		if err := os.MkdirAll(lower, 0o700); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("sandbox: build cache: %w", err)
+		}
+		if c.Lower, err = filepath.EvalSymlinks(lower); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("sandbox: build cache: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(cacheLock(lower)), 0o700); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("sandbox: build cache lock: %w", err)
+		}
+		if c.shared, err = lockedfile.OpenFile(cacheLock(lower), os.O_RDONLY|os.O_CREATE, 0o600); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("sandbox: build cache lock: %w", err)
+		}
+	}
+	return c, nil
+}
+
+func (c *CandidateCache) upper() string { return filepath.Join(c.Dir, "upper") }
+func (c *CandidateCache) work() string  { return filepath.Join(c.Dir, "work") }
+func (c *CandidateCache) cold() string  { return filepath.Join(c.Dir, "cold") }
+
+// Cold is the private cold cache folder: what a command without a mount
+// namespace (and the uncontained patched runs of --sandbox=off) use as
+// their cache, in place of the card's.
+func (c *CandidateCache) Cold() string { return c.cold() }
+
+// Close removes the candidate's private folder and releases the card
+// cache's lock. Call it once every run of the candidate has ended.
+func (c *CandidateCache) Close() error {
+	if c == nil || c.closed {
+		return nil
+	}
+	c.closed = true
+	makeWritable(c.Dir)
+	err := os.RemoveAll(c.Dir)
+	if c.shared != nil {
+		c.shared.Close()
+	}
+	if c.owner != nil {
+		os.Remove(c.Dir + ".lock")
+		c.owner.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox: remove candidate cache: %w", err)
+	}
+	return nil
+}
+
+// RemoveBuildCache removes the build cache dir (a BuildCacheDir) unless
+// a run holds it (a base run writing it, a candidate reading it through
+// its overlay): removed says which. The cache's lock is held meanwhile.
+func RemoveBuildCache(dir string) (removed bool, err error) {
+	unlock, ok := tryLock(cacheLock(dir))
+	if !ok {
+		return false, nil
+	}
+	defer unlock()
+	makeWritable(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// IsBuildCache says whether path is a build cache of the current format
+// (a BuildCacheDir), which only RemoveBuildCache may remove.
+func IsBuildCache(path string) bool {
+	return filepath.Base(filepath.Dir(path)) == cacheFormat && filepath.Base(filepath.Dir(filepath.Dir(path))) == "cache"
+}
+
+// RemoveOldCaches removes what no live run uses of the build caches of
+// the repository whose git common directory is commonDir: the caches of
+// older formats (format 1's cache/sandbox/ whole) and every candidate
+// folder whose process is gone. It returns the paths it removed.
+func RemoveOldCaches(commonDir string) ([]string, error) {
+	var removed []string
+	var errs []error
+	root := cacheRoot(commonDir)
+	entries, err := os.ReadDir(root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == cacheFormat || (e.Name() != "sandbox" && !strings.HasPrefix(e.Name(), "build-")) {
+			continue
+		}
+		p := filepath.Join(root, e.Name())
+		makeWritable(p)
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, p)
+	}
+	sr := scratchRoot(commonDir)
+	entries, err = os.ReadDir(sr)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			// A lock whose folder is gone: what a crash mid-Close left.
+			p := filepath.Join(sr, e.Name())
+			if d, ok := strings.CutSuffix(p, ".lock"); ok && !exists(d) {
+				if unlock, ok := tryLock(p); ok {
+					os.Remove(p)
+					unlock()
+				}
+			}
+			continue
+		}
+		p := filepath.Join(sr, e.Name())
+		unlock, ok := tryLock(p + ".lock")
+		if !ok {
+			continue // its candidate still runs
+		}
+		makeWritable(p)
+		err := os.RemoveAll(p)
+		os.Remove(p + ".lock")
+		unlock()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, p)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// makeWritable lets RemoveAll delete what a command left read-only.
+func makeWritable(dir string) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
