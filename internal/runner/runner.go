@@ -46,6 +46,9 @@ type Command struct {
 	// Config is a configuration file the argv names explicitly (pytest -c,
 	// --rootdir), relative to Workdir; "" when none.
 	Config string
+	// Plugins are the modules pytest's -p options load ("-p no:NAME",
+	// which disables one, is not listed).
+	Plugins []string
 	// Narrowed says the argv narrows the selection in a way failpass does
 	// not follow (pytest -k or -m, unittest discover, a -run on several
 	// packages): the tests that run are not exactly Targets.
@@ -239,6 +242,10 @@ func (c *Command) pytest(args []string) {
 			c.Narrowed = "pytest " + name + " " + val
 		case "-c", "--config-file", "--rootdir":
 			c.Config = val
+		case "-p":
+			if !strings.HasPrefix(val, "no:") && val != "" {
+				c.Plugins = append(c.Plugins, val)
+			}
 		}
 	}
 }

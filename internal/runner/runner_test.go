@@ -20,6 +20,8 @@ func TestRecognize(t *testing.T) {
 			Command{Kind: Pytest, Workdir: ".", Targets: []Target{{Path: "tests"}}, Narrowed: "pytest -k empty"}},
 		{"pytest -c config", []string{"pytest", "-c", "ci/pytest.ini", "--rootdir=.", "t.py"}, ".",
 			Command{Kind: Pytest, Workdir: ".", Targets: []Target{{Path: "t.py"}}, Config: "."}},
+		{"pytest -p plugins", []string{"pytest", "-p", "myplug", "-pother.mod", "-p", "no:cacheprovider", "t.py"}, ".",
+			Command{Kind: Pytest, Workdir: ".", Targets: []Target{{Path: "t.py"}}, Plugins: []string{"myplug", "other.mod"}}},
 		{"unittest dotted", []string{"python3", "-m", "unittest", "-v", "tests.test_x.TestX.test_y"}, ".",
 			Command{Kind: Unittest, Workdir: ".", Interpreter: "python3", Targets: []Target{{ID: "tests.test_x.TestX.test_y"}}}},
 		{"unittest path", []string{"python3", "-m", "unittest", "tests/test_x.py"}, ".",

@@ -1,0 +1,309 @@
+package harness
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/failpass/failpass/internal/runner"
+)
+
+// Why a Python runner loads a file.
+const (
+	whyConftest     = "pytest loads conftest.py files on the test's path"
+	whyPytestConfig = "pytest reads its configuration and rootdir from it (pytest.ini, .pytest.ini, tox.ini, setup.cfg and pyproject.toml from the test up to the root)"
+	whyInit         = "Python imports the __init__.py files on the test's path"
+	whyPackageForm  = "a package here would be imported instead of the test module the card names"
+	whyTestModule   = "unittest imports the test module the card names by its dotted id from it"
+	whyStartup      = "Python runs it at start-up (sitecustomize.py, usercustomize.py, .pth files)"
+)
+
+// pytestConfigs are the files pytest looks for, from the tests' common
+// folder up to the root, to find its rootdir and ini options.
+var pytestConfigs = []string{"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"}
+
+func pythonPlan(c runner.Command, env map[string]string) *plan {
+	pl := &plan{}
+	w := c.Workdir
+	var files, folders []string // test modules; folders of tests
+	located := true
+	for _, t := range c.Targets {
+		var cands []string
+		if c.Kind == runner.Unittest {
+			for _, m := range c.UnittestModule(t) {
+				cands = append(cands, m.File)
+			}
+		} else if t.Path != "" {
+			cands = []string{path.Clean(path.Join(w, t.Path))}
+		}
+		for _, p := range cands {
+			switch {
+			case !inRepo(p) || p == ".":
+			case strings.HasSuffix(p, ".py"):
+				files = append(files, p)
+				if t.Path == "" {
+					pl.file(p, whyTestModule)
+				}
+			default:
+				folders = append(folders, p)
+			}
+		}
+	}
+	if len(files) == 0 && len(folders) == 0 {
+		located = false
+	}
+	var testDirs []string
+	for _, f := range files {
+		testDirs = append(testDirs, path.Dir(f))
+		for _, d := range chain(path.Dir(f), w) {
+			pl.file(path.Join(d, "__init__.py"), whyInit)
+		}
+		pl.file(path.Join(strings.TrimSuffix(f, ".py"), "__init__.py"), whyPackageForm)
+	}
+	for _, f := range folders {
+		testDirs = append(testDirs, f)
+		for _, d := range chain(f, w) {
+			pl.file(path.Join(d, "__init__.py"), whyInit)
+		}
+		pl.add(f, true, func(rel string) string {
+			if path.Base(rel) == "__init__.py" {
+				return whyInit
+			}
+			return ""
+		})
+	}
+	if c.Kind == runner.Pytest {
+		if !located {
+			// pytest collects from the workdir (or the configuration's
+			// testpaths): every conftest.py below it may load.
+			folders = append(folders, w)
+		}
+		for _, f := range folders {
+			pl.add(f, true, func(rel string) string {
+				if path.Base(rel) == "conftest.py" {
+					return whyConftest
+				}
+				return ""
+			})
+		}
+		seen := map[string]bool{}
+		for _, d := range append(slices.Clone(testDirs), w) {
+			for _, a := range ancestors(d) {
+				if seen[a] {
+					continue
+				}
+				seen[a] = true
+				pl.file(path.Join(a, "conftest.py"), whyConftest)
+				pl.names(a, whyPytestConfig, pytestConfigs...)
+			}
+		}
+		if c.Config != "" {
+			if p := path.Clean(path.Join(w, c.Config)); inRepo(p) {
+				why := "pytest reads its configuration from it (the argv names it)"
+				if p != "." {
+					pl.file(p, why)
+				}
+				pl.names(p, why, pytestConfigs...)
+			}
+		}
+	}
+
+	// sys.path: the workdir (python -m puts it first) and the card's
+	// PYTHONPATH entries, relative to the workdir.
+	sysPath := []string{w}
+	for _, e := range strings.Split(env["PYTHONPATH"], ":") {
+		if e == "" || path.IsAbs(e) {
+			continue
+		}
+		if p := path.Clean(path.Join(w, e)); inRepo(p) && !slices.Contains(sysPath, p) {
+			sysPath = append(sysPath, p)
+		}
+	}
+	for _, s := range sysPath {
+		pl.add(s, true, func(rel string) string {
+			if name, ok := shadows(rel); ok {
+				return fmt.Sprintf("it shadows the module %q: the runner's working directory and PYTHONPATH come first on sys.path", name)
+			}
+			return ""
+		})
+	}
+	if c.Kind == runner.Pytest {
+		plugins := slices.Clone(c.Plugins)
+		for _, m := range strings.Split(env["PYTEST_PLUGINS"], ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				plugins = append(plugins, m)
+			}
+		}
+		if opts := env["PYTEST_ADDOPTS"]; opts != "" {
+			plugins = append(plugins, runner.Recognize(append([]string{"pytest"}, strings.Fields(opts)...), w).Plugins...)
+		}
+		for _, m := range plugins {
+			top, _, _ := strings.Cut(m, ".")
+			why := fmt.Sprintf("pytest loads the plugin %s from it", m)
+			for _, s := range sysPath {
+				pl.file(path.Join(s, top+".py"), why)
+				pl.below(path.Join(s, top), why)
+			}
+		}
+		// pytest's default import mode puts each test module's basedir
+		// (the first folder above it that is not a package) first on
+		// sys.path: a module there shadows too. Which folder that is
+		// depends on the base's __init__.py files, read only when a path
+		// could be such a module.
+		if len(files) > 0 {
+			pl.lazy = append(pl.lazy, basedirShadows(files, sysPath))
+		}
+	}
+	pl.add(".", true, func(rel string) string {
+		switch b := path.Base(rel); {
+		case b == "sitecustomize.py", b == "usercustomize.py", strings.HasSuffix(b, ".pth"):
+			return whyStartup
+		}
+		return ""
+	})
+	return pl
+}
+
+// shadows says whether rel, relative to a folder on sys.path, is a module
+// that shadows one the runner imports: name.py, or a package's
+// name/__init__.py. (A folder without __init__.py is a namespace package,
+// which never wins over a module found later on sys.path.)
+func shadows(rel string) (string, bool) {
+	name, rest, isPkg := strings.Cut(rel, "/")
+	switch {
+	case !isPkg && strings.HasSuffix(name, ".py"):
+		name = strings.TrimSuffix(name, ".py")
+	case isPkg && rest == "__init__.py":
+	default:
+		return "", false
+	}
+	return name, shadowNames()[name]
+}
+
+// basedirShadows finds the open paths that shadow a module from the
+// folder pytest inserts on sys.path for one of the test files.
+func basedirShadows(files, sysPath []string) func([]string, *memo) (map[string]string, error) {
+	return func(open []string, t *memo) (map[string]string, error) {
+		// Only a shadowing name in a folder on some test's path can be one.
+		var maybe []string
+		for _, p := range open {
+			d, name := shadowAt(p)
+			if name == "" {
+				continue
+			}
+			for _, f := range files {
+				if d == path.Dir(f) || isAncestor(d, path.Dir(f)) {
+					maybe = append(maybe, p)
+					break
+				}
+			}
+		}
+		out := map[string]string{}
+		if len(maybe) == 0 {
+			return out, nil
+		}
+		var dirs []string
+		for _, f := range files {
+			dirs = append(dirs, ancestors(path.Dir(f))...)
+		}
+		lists, err := t.List(dirs)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			base := path.Dir(f)
+			for base != "." && slices.Contains(lists[base], "__init__.py") {
+				base = path.Dir(base)
+			}
+			for _, p := range maybe {
+				if d, name := shadowAt(p); d == base {
+					out[p] = fmt.Sprintf("it shadows the module %q: pytest puts %s first on sys.path to import %s", name, base, f)
+				}
+			}
+		}
+		return out, nil
+	}
+}
+
+// shadowAt splits a path that may shadow a module into the folder it
+// shadows from and the module's name.
+func shadowAt(p string) (dir, name string) {
+	d, b := path.Dir(p), path.Base(p)
+	if b == "__init__.py" {
+		d, b = path.Dir(d), path.Base(d)+".py"
+	}
+	if n, ok := shadows(b); ok {
+		return d, n
+	}
+	return "", ""
+}
+
+func isAncestor(a, d string) bool {
+	_, ok := relTo(d, a)
+	return ok
+}
+
+// shadowNames are the modules a shadowing file could replace: Python's
+// standard library (sys.stdlib_module_names, 3.11 to 3.14) and what the
+// test runners themselves import.
+var shadowNames = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(stdlibNames + " " + runnerNames) {
+		m[n] = true
+	}
+	return m
+})
+
+// runnerNames are modules pytest and unittest import (or may import) from
+// sys.path that are not in the standard library, and the start-up hooks.
+const runnerNames = `pytest _pytest py pluggy iniconfig packaging exceptiongroup tomli
+	attr attrs importlib_metadata zipp typing_extensions pkg_resources setuptools
+	_distutils_hack pygments colorama xdist pytest_cov coverage conftest
+	sitecustomize usercustomize`
+
+// stdlibNames is sys.stdlib_module_names of CPython 3.11, plus the names
+// 3.12 to 3.14 added.
+const stdlibNames = `
+	__future__ _abc _aix_support _android_support _apple_support _ast _asyncio
+	_bisect _blake2 _bootsubprocess _bz2 _codecs _codecs_cn _codecs_hk
+	_codecs_iso2022 _codecs_jp _codecs_kr _codecs_tw _collections
+	_collections_abc _colorize _compat_pickle _compression _contextvars _crypt
+	_csv _ctypes _curses _curses_panel _datetime _dbm _decimal _elementtree
+	_frozen_importlib _frozen_importlib_external _functools _gdbm _hashlib
+	_heapq _hmac _imp _interpchannels _interpqueues _interpreters _io
+	_ios_support _json _locale _lsprof _lzma _markupbase _md5 _msi
+	_multibytecodec _multiprocessing _opcode _opcode_metadata _operator
+	_osx_support _overlapped _pickle _posixshmem _posixsubprocess _py_abc
+	_pydatetime _pydecimal _pyio _pylong _pyrepl _queue _random
+	_remote_debugging _scproxy _sha1 _sha256 _sha3 _sha512 _signal
+	_sitebuiltins _socket _sqlite3 _sre _ssl _stat _statistics _string
+	_strptime _struct _suggestions _symtable _sysconfig _thread
+	_threading_local _tkinter _tokenize _tracemalloc _types _typing _uuid
+	_warnings _weakref _weakrefset _winapi _wmi _zoneinfo _zstd abc aifc
+	annotationlib antigravity argparse array ast asynchat asyncio asyncore
+	atexit audioop base64 bdb binascii bisect builtins bz2 cProfile calendar
+	cgi cgitb chunk cmath cmd code codecs codeop collections colorsys
+	compileall compression concurrent configparser contextlib contextvars copy
+	copyreg crypt csv ctypes curses dataclasses datetime dbm decimal difflib
+	dis distutils doctest email encodings ensurepip enum errno faulthandler
+	fcntl filecmp fileinput fnmatch fractions ftplib functools gc genericpath
+	getopt getpass gettext glob graphlib grp gzip hashlib heapq hmac html http
+	idlelib imaplib imghdr imp importlib inspect io ipaddress itertools json
+	keyword lib2to3 linecache locale logging lzma mailbox mailcap marshal math
+	mimetypes mmap modulefinder msilib msvcrt multiprocessing netrc nis
+	nntplib nt ntpath nturl2path numbers opcode operator optparse os
+	ossaudiodev pathlib pdb pickle pickletools pipes pkgutil platform plistlib
+	poplib posix posixpath pprint profile pstats pty pwd py_compile pyclbr
+	pydoc pydoc_data pyexpat queue quopri random re readline reprlib resource
+	rlcompleter runpy sched secrets select selectors shelve shlex shutil
+	signal site smtpd smtplib sndhdr socket socketserver spwd sqlite3
+	sre_compile sre_constants sre_parse ssl stat statistics string stringprep
+	struct subprocess sunau symtable sys sysconfig syslog tabnanny tarfile
+	telnetlib tempfile termios textwrap this threading time timeit tkinter
+	token tokenize tomllib trace traceback tracemalloc tty turtle turtledemo
+	types typing unicodedata unittest urllib uu uuid venv warnings wave
+	weakref webbrowser winreg winsound wsgiref xdrlib xml xmlrpc zipapp
+	zipfile zipimport zlib zoneinfo
+`
