@@ -422,8 +422,12 @@ func (g *gateRun) budgetRules(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	inputs, err := HarnessInputs(ctx, g.o.Repo, g.base, g.o.Card, g.cs.Paths())
+	if err != nil {
+		return err
+	}
 	b := g.o.Card.EffectiveBudget()
-	f := budget.Check(g.cs, b, oracle)
+	f := budget.CheckScope(g.cs, b, budget.Scope{Oracle: oracle, Harness: inputs})
 	for _, r := range budget.Rules {
 		if f != nil && f.Rule == r {
 			return g.fail(r, f.Reason)

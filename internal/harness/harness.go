@@ -35,6 +35,8 @@ type Tree interface {
 // no runner loads have no entry. A command whose runner is not recognized
 // contributes nothing (Warnings says so).
 //
+// The reasons complete "PATH: ..." (budget.harness words the rest).
+//
 // Most inputs follow from the argv alone (conftest.py on the test's path,
 // go.mod above a tested package); the base tree is read only for what a
 // path could be but the argv cannot tell: whether a folder on a pytest
@@ -89,11 +91,6 @@ func Find(cmds []card.Command, paths []string, tree Tree) (map[string]string, er
 		}
 	}
 	return out, nil
-}
-
-// Reason is the sentence budget.harness gives for a path Find returned.
-func Reason(p, why string) string {
-	return fmt.Sprintf("%s: %s; a diff may not change the test runner's inputs (a card allows a path with budget.allow_harness)", p, why)
 }
 
 // plan is one command's inputs: rules the argv decides, and lazy checks
