@@ -54,13 +54,26 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 	if len(files) == 0 && len(folders) == 0 {
 		located = false
 	}
+	// A package beside a test module (tests/test_x/__init__.py) would be
+	// imported instead of it; an __init__.py on some test's path says so
+	// first.
 	var testDirs []string
+	onPath := map[string]bool{}
 	for _, f := range files {
 		testDirs = append(testDirs, path.Dir(f))
 		for _, d := range chain(path.Dir(f), w) {
+			onPath[path.Join(d, "__init__.py")] = true
+		}
+	}
+	for _, f := range files {
+		if p := path.Join(strings.TrimSuffix(f, ".py"), "__init__.py"); !onPath[p] {
+			pl.file(p, whyPackageForm)
+		}
+	}
+	for _, f := range files {
+		for _, d := range chain(path.Dir(f), w) {
 			pl.file(path.Join(d, "__init__.py"), whyInit)
 		}
-		pl.file(path.Join(strings.TrimSuffix(f, ".py"), "__init__.py"), whyPackageForm)
 	}
 	for _, f := range folders {
 		testDirs = append(testDirs, f)
