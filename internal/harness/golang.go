@@ -110,8 +110,9 @@ func goPlan(c runner.Command, t *memo) (*plan, error) {
 // files import and its other files do not. Everything in such a package
 // is the test's own code. The base is read only when an open path lies
 // outside the tested packages (a fix to the code under test never needs
-// it): one listing of the tested folders and one read of their Go files
-// and of the go.mod files above them.
+// it, nor a path that is no Go source or test data): one listing of the
+// tested folders and one read of their Go files and of the go.mod files
+// above them.
 //
 // A helper is found one import deep: a package a helper imports, but no
 // test, is library code as far as this rule knows.
@@ -121,7 +122,8 @@ func goHelpers(pkgs, roots []string) func([]string, *memo) (map[string]string, e
 		var maybe []string
 		for _, p := range open {
 			d := path.Dir(p)
-			if slices.Contains(pkgs, d) || slices.ContainsFunc(roots, func(r string) bool { return r == d || isAncestor(r, d) }) {
+			if !goBuildFile(p) && !segment(p, "testdata") ||
+				slices.Contains(pkgs, d) || slices.ContainsFunc(roots, func(r string) bool { return r == d || isAncestor(r, d) }) {
 				continue
 			}
 			maybe = append(maybe, p)
@@ -186,7 +188,7 @@ func goHelpers(pkgs, roots []string) func([]string, *memo) (map[string]string, e
 		}
 		for _, p := range maybe {
 			for h, d := range helpers {
-				if path.Dir(p) == h || isAncestor(path.Join(h, "testdata"), p) {
+				if path.Dir(p) == h && goBuildFile(p) || isAncestor(path.Join(h, "testdata"), p) {
 					out[p] = fmt.Sprintf("it is in %s, a package only the tests of %s import (a test-only helper)", h, d)
 					break
 				}
@@ -194,6 +196,17 @@ func goHelpers(pkgs, roots []string) func([]string, *memo) (map[string]string, e
 		}
 		return out, nil
 	}
+}
+
+// goBuildFile says whether the go command builds a file into its folder's
+// package: Go, assembly, cgo sources and .syso objects. (A file a
+// helper embeds with //go:embed is not known here.)
+func goBuildFile(p string) bool {
+	switch path.Ext(p) {
+	case ".go", ".s", ".S", ".sx", ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".m", ".f", ".F", ".for", ".f90", ".syso", ".swig", ".swigcxx":
+		return true
+	}
+	return false
 }
 
 // nearestModule reads the go.mod nearest above dir: its module path and

@@ -141,6 +141,8 @@ func TestFind(t *testing.T) {
 		{"go: testdata", goTree, gotest, []string{"header/testdata/golden.txt"}, []string{"header/testdata/golden.txt"}, "test data", 0},
 		{"go: a test-only helper", goTree, gotest, []string{"internal/testutil/testutil.go", "internal/testutil/new.go"}, []string{"internal/testutil/new.go", "internal/testutil/testutil.go"}, "test-only helper", 2},
 		{"go: a package the library imports too", goTree, gotest, []string{"internal/parse/parse.go", "internal/other/other.go"}, nil, "", 2},
+		{"go: a helper's own test data, not its notes", goTree, gotest, []string{"internal/testutil/testdata/x.json", "internal/testutil/README.md"}, []string{"internal/testutil/testdata/x.json"}, "test-only helper", 2},
+		{"go: files no helper could hold read nothing", goTree, gotest, []string{"README.md", "docs/x.md", "internal/testutil/notes.txt"}, nil, "", 0},
 		{"go: an import-path target", goTree, goImport, []string{"header/x_test.go", "internal/testutil/testutil.go", "header/header.go"}, []string{"header/x_test.go", "internal/testutil/testutil.go"}, "", -1},
 		{"go: ./... covers every test file and nested module", goTree, goAll, []string{"cmd/tool/main_test.go", "sub/pkg/pkg_test.go", "a/b/go.mod", "cmd/tool/testdata/x", "cmd/tool/main.go"}, []string{"a/b/go.mod", "cmd/tool/main_test.go", "cmd/tool/testdata/x", "sub/pkg/pkg_test.go"}, "", 0},
 		{"go: a nested module's own helper", goTree, goSub, []string{"sub/help/help.go", "sub/go.sum", "go.work", "internal/testutil/testutil.go"}, []string{"go.work", "sub/go.sum", "sub/help/help.go"}, "", 2},

@@ -269,12 +269,13 @@ var shadowNames = sync.OnceValue(func() map[string]bool {
 	return m
 })
 
-// runnerNames are modules pytest and unittest import (or may import) from
-// sys.path that are not in the standard library, and the start-up hooks.
+// runnerNames are the modules outside the standard library that pytest
+// imports when it starts (pytest 7 and 8), and the start-up hooks. Kept
+// short on purpose: a project that is itself one of these names has its
+// own __init__.py refused, and a longer list (pygments, coverage, ...)
+// would refuse honest fixes to those projects for little gain.
 const runnerNames = `pytest _pytest py pluggy iniconfig packaging exceptiongroup tomli
-	attr attrs importlib_metadata zipp typing_extensions pkg_resources setuptools
-	_distutils_hack pygments colorama xdist pytest_cov coverage conftest
-	sitecustomize usercustomize`
+	attr conftest sitecustomize usercustomize`
 
 // stdlibNames is sys.stdlib_module_names of CPython 3.11, plus the names
 // 3.12 to 3.14 added.
