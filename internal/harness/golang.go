@@ -21,7 +21,7 @@ const (
 
 var goModFiles = []string{"go.mod", "go.sum", "go.work", "go.work.sum"}
 
-func goPlan(c runner.Command, t *memo) (*plan, error) {
+func goPlan(c runner.Command, env map[string]string, t *memo) (*plan, error) {
 	pl := &plan{}
 	w := c.Workdir
 	var pkgs, roots []string // tested package folders; folders of "./..." patterns
@@ -90,12 +90,17 @@ func goPlan(c runner.Command, t *memo) (*plan, error) {
 			}
 		}
 	}
-	if c.Config != "" {
-		if p := path.Clean(path.Join(w, c.Config)); inRepo(p) && p != "." {
-			why := "go test reads it (the argv names it with -modfile or -overlay)"
+	// -modfile and -overlay in the argv or the card's GOFLAGS, and GOWORK.
+	goflags := runner.Recognize(append([]string{"go", "test"}, strings.Fields(env["GOFLAGS"])...), w)
+	for _, cfg := range []string{c.Config, goflags.Config, env["GOWORK"]} {
+		if p := path.Clean(path.Join(w, cfg)); cfg != "" && cfg != "off" && !path.IsAbs(cfg) && inRepo(p) && p != "." {
+			why := "go test reads it (the card names it with -modfile, -overlay or GOWORK)"
 			pl.file(p, why)
-			if strings.HasSuffix(p, ".mod") {
+			switch {
+			case strings.HasSuffix(p, ".mod"):
 				pl.file(strings.TrimSuffix(p, ".mod")+".sum", why)
+			case strings.HasSuffix(p, ".work"):
+				pl.file(p+".sum", why)
 			}
 		}
 	}

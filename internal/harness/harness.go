@@ -210,7 +210,7 @@ func planFor(c runner.Command, env map[string]string, t *memo) (*plan, error) {
 	case runner.Pytest, runner.Unittest:
 		return pythonPlan(c, env), nil
 	case runner.GoTest:
-		return goPlan(c, t)
+		return goPlan(c, env, t)
 	case runner.NPM, runner.Jest, runner.Vitest, runner.NodeTest:
 		return jsPlan(c), nil
 	case runner.Cargo:

@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"bytes"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +30,8 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 	pl := &plan{}
 	w := c.Workdir
 	var files, folders []string // test modules; folders of tests
+	var configs, conftests []string
+	var addopts runner.Command
 	located := true
 	for _, t := range c.Targets {
 		var cands []string
@@ -110,15 +114,25 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 				seen[a] = true
 				pl.file(path.Join(a, "conftest.py"), whyConftest)
 				pl.names(a, whyPytestConfig, pytestConfigs...)
+				conftests = append(conftests, path.Join(a, "conftest.py"))
+				for _, n := range pytestConfigs {
+					configs = append(configs, path.Join(a, n))
+				}
 			}
 		}
-		if c.Config != "" {
-			if p := path.Clean(path.Join(w, c.Config)); inRepo(p) {
+		// PYTEST_ADDOPTS in the card's env is read as more argv.
+		addopts = runner.Recognize(append([]string{"pytest"}, strings.Fields(env["PYTEST_ADDOPTS"])...), w)
+		for _, cfg := range []string{c.Config, addopts.Config} {
+			if p := path.Clean(path.Join(w, cfg)); cfg != "" && inRepo(p) {
 				why := "pytest reads its configuration from it (the argv names it)"
 				if p != "." {
 					pl.file(p, why)
+					configs = append(configs, p)
 				}
 				pl.names(p, why, pytestConfigs...)
+				for _, n := range pytestConfigs {
+					configs = append(configs, path.Join(p, n))
+				}
 			}
 		}
 	}
@@ -143,23 +157,19 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		})
 	}
 	if c.Kind == runner.Pytest {
-		plugins := slices.Clone(c.Plugins)
+		plugins := append(slices.Clone(c.Plugins), addopts.Plugins...)
 		for _, m := range strings.Split(env["PYTEST_PLUGINS"], ",") {
 			if m = strings.TrimSpace(m); m != "" {
 				plugins = append(plugins, m)
 			}
 		}
-		if opts := env["PYTEST_ADDOPTS"]; opts != "" {
-			plugins = append(plugins, runner.Recognize(append([]string{"pytest"}, strings.Fields(opts)...), w).Plugins...)
-		}
 		for _, m := range plugins {
-			top, _, _ := strings.Cut(m, ".")
-			why := fmt.Sprintf("pytest loads the plugin %s from it", m)
-			for _, s := range sysPath {
-				pl.file(path.Join(s, top+".py"), why)
-				pl.below(path.Join(s, top), why)
-			}
+			pl.module(m, sysPath, fmt.Sprintf("pytest loads the plugin %s from it", m))
 		}
+		// Plugins the base's configuration names (addopts = -p NAME,
+		// pytest_plugins in a conftest.py), read only when an open path
+		// is Python.
+		pl.lazy = append(pl.lazy, configuredPlugins(configs, conftests, sysPath))
 		// pytest's default import mode puts each test module's basedir
 		// (the first folder above it that is not a package) first on
 		// sys.path: a module there shadows too. Which folder that is
@@ -177,6 +187,89 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		return ""
 	})
 	return pl
+}
+
+// module adds the files of the dotted module m as found from each folder
+// of sysPath: its module file or package, and the __init__.py of the
+// packages above it (which run first). A module not spelled as one adds
+// nothing.
+func (pl *plan) module(m string, sysPath []string, why string) {
+	parts := strings.Split(m, ".")
+	for _, p := range parts {
+		if !isIdentifier(p) {
+			return
+		}
+	}
+	for _, s := range sysPath {
+		p := path.Join(s, path.Join(parts...))
+		pl.file(p+".py", why)
+		pl.below(p, why)
+		for i := 1; i < len(parts); i++ {
+			pl.file(path.Join(s, path.Join(parts[:i]...), "__init__.py"), why)
+		}
+	}
+}
+
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Plugins a configuration file or conftest.py names.
+var (
+	iniPluginRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^|[\s"'\[,])-p(?:\s+|["']\s*,\s*["']|)([A-Za-z_][\w.:]*)`)
+	})
+	conftestPluginsRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^pytest_plugins\s*=\s*([\[(][^\])]*[\])]|"[^"\n]*"|'[^'\n]*')`)
+	})
+	quotedModuleNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`["']([A-Za-z_][\w.]*)["']`) })
+)
+
+// configuredPlugins finds the open paths that are modules of a plugin the
+// base's pytest configuration (addopts = -p NAME) or a conftest.py on the
+// tests' path (pytest_plugins = [...]) names.
+func configuredPlugins(configs, conftests, sysPath []string) func([]string, *memo) (map[string]string, error) {
+	return func(open []string, t *memo) (map[string]string, error) {
+		out := map[string]string{}
+		if !slices.ContainsFunc(open, func(p string) bool { return strings.HasSuffix(p, ".py") }) {
+			return out, nil
+		}
+		files, err := t.Read(append(slices.Clone(configs), conftests...))
+		if err != nil {
+			return nil, err
+		}
+		sub := &plan{}
+		for name, b := range files {
+			var mods []string
+			if path.Base(name) == "conftest.py" {
+				for _, m := range conftestPluginsRe().FindAllSubmatch(b, -1) {
+					for _, q := range quotedModuleNameRe().FindAllSubmatch(m[1], -1) {
+						mods = append(mods, string(q[1]))
+					}
+				}
+			} else {
+				for _, m := range iniPluginRe().FindAllSubmatch(b, -1) {
+					if !bytes.Contains(m[1], []byte(":")) { // -p no:NAME disables one
+						mods = append(mods, string(m[1]))
+					}
+				}
+			}
+			for _, m := range mods {
+				sub.module(m, sysPath, fmt.Sprintf("pytest loads the plugin %s, which %s names", m, name))
+			}
+		}
+		for _, p := range open {
+			if why := sub.match(p); why != "" {
+				out[p] = why
+			}
+		}
+		return out, nil
+	}
 }
 
 // shadows says whether rel, relative to a folder on sys.path, is a module
