@@ -287,8 +287,11 @@ func (m *memo) Read(paths []string) (map[string][]byte, error) {
 }
 
 // Warnings says, for each card command whose tests failpass cannot
-// locate, what budget.harness then cannot protect. Commands with the same
-// argv and workdir share one warning.
+// locate (an unrecognized runner, a selection the argv narrows, pytest
+// with no test named), what budget.harness then cannot protect. Commands
+// with the same argv and workdir share one warning. The JavaScript
+// runners and cargo are recognized at the level of their configuration
+// files by design, which is not warned about.
 func Warnings(c *card.Card) []string {
 	type warning struct {
 		key, why string
@@ -306,8 +309,6 @@ func Warnings(c *card.Card) []string {
 			why = fmt.Sprintf("%s: failpass cannot tell which files the selected tests live in, so budget.harness guards the runner's configuration but not the tests' own folders", rc.Narrowed)
 		case rc.Kind == runner.Pytest && len(rc.Targets) == 0:
 			why = "pytest with no test named: failpass cannot tell which files the tests live in, so budget.harness guards the runner's configuration but not the tests' own folders"
-		case rc.Kind == runner.NPM || rc.Kind == runner.Jest || rc.Kind == runner.Vitest || rc.Kind == runner.NodeTest || rc.Kind == runner.Cargo:
-			why = fmt.Sprintf("%s is recognized at the level of its configuration files: budget.harness does not know which files the tests live in", rc.Kind)
 		default:
 			continue
 		}
