@@ -130,6 +130,7 @@ func TestFind(t *testing.T) {
 		{"a namespace folder does not shadow", pyTree, pytest, []string{"json/decoder.py", "mylib.py"}, nil, "", 1},
 		{"start-up hooks anywhere", pyTree, pytest, []string{"src/sitecustomize.py", "lib/x.pth", "usercustomize.py"}, []string{"lib/x.pth", "src/sitecustomize.py", "usercustomize.py"}, "start-up", 0},
 		{"pytest folder: nested conftest and __init__", pyTree, pytestDir, []string{"tests/unit/conftest.py", "tests/unit/__init__.py", "tests/unit/helpers.py"}, []string{"tests/unit/__init__.py", "tests/unit/conftest.py"}, "", 1},
+		{"pytest folder: the test modules it collects", pyTree, pytestDir, []string{"tests/test_new.py", "tests/unit/x_test.py", "tests/unit/test_x.py", "tests/data/test_input.txt", "src/app/test_util.py"}, []string{"tests/test_new.py", "tests/unit/test_x.py", "tests/unit/x_test.py"}, "module-level", 1},
 		{"pytest plugins and PYTHONPATH", pyTree, pytestPlug, []string{"myplug.py", "src/myplug/__init__.py", "src/other/plug.py", "src/types.py", "src/app/types.py"}, []string{"myplug.py", "src/myplug/__init__.py", "src/other/plug.py", "src/types.py"}, "", 1},
 		{"plugins the configuration names", pyTree, pytest, []string{"tests/plug.py", "lib/helpers.py", "lib/more/__init__.py", "lib/__init__.py", "lib/other.py", "no.py"}, []string{"lib/__init__.py", "lib/helpers.py", "lib/more/__init__.py", "tests/plug.py"}, "plugin", 1},
 		{"configured plugins are read only for Python paths", pyTree, pytest, []string{"lib/data.json"}, nil, "", 0},

@@ -20,6 +20,7 @@ const (
 	whyPackageForm  = "a package here would be imported instead of the test module the card names"
 	whyTestModule   = "unittest imports the test module the card names by its dotted id from it"
 	whyStartup      = "Python runs it at start-up (sitecustomize.py, usercustomize.py, .pth files)"
+	whyCollected    = "a test module in a folder the card's pytest command collects: its module-level code runs before the tests, in the same process"
 )
 
 // pytestConfigs are the files pytest looks for, from the tests' common
@@ -97,10 +98,17 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 			// testpaths): every conftest.py below it may load.
 			folders = append(folders, w)
 		}
+		// In a folder pytest collects, every conftest.py loads, and every
+		// test module runs its module-level code in the same process
+		// before the tests do: a new or changed one can neuter the rest
+		// (the Go rule's _test.go, for Python).
 		for _, f := range folders {
 			pl.add(f, true, func(rel string) string {
-				if path.Base(rel) == "conftest.py" {
+				switch b := path.Base(rel); {
+				case b == "conftest.py":
 					return whyConftest
+				case strings.HasSuffix(b, ".py") && (strings.HasPrefix(b, "test_") || strings.HasSuffix(b, "_test.py")):
+					return whyCollected
 				}
 				return ""
 			})
