@@ -39,9 +39,10 @@ type Tree interface {
 //
 // Most inputs follow from the argv alone (conftest.py on the test's path,
 // go.mod above a tested package); the base tree is read only for what a
-// path could be but the argv cannot tell: whether a folder on a pytest
-// test's path is the one pytest puts on sys.path, which packages only the
-// tests of a tested Go package import, and where a Go import path lives.
+// path could be but the argv cannot tell: which plugins the base's pytest
+// configuration names, whether a folder on a pytest test's path is the one
+// pytest puts on sys.path, which packages only the tests of a tested Go
+// package import, and where a Go import path lives.
 func Find(cmds []card.Command, paths []string, tree Tree) (map[string]string, error) {
 	t := &memo{tree: tree, lists: map[string][]string{}, listed: map[string]bool{}, files: map[string][]byte{}, read: map[string]bool{}}
 	out := map[string]string{}
@@ -75,6 +76,9 @@ func Find(cmds []card.Command, paths []string, tree Tree) (map[string]string, er
 			break
 		}
 		for _, l := range pl.lazy {
+			if len(open) == 0 {
+				break
+			}
 			found, err := l(open, t)
 			if err != nil {
 				return nil, err
