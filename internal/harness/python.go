@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -236,11 +237,14 @@ var (
 		return regexp.MustCompile(`(?m)^pytest_plugins\s*=\s*([\[(][^\])]*[\])]|"[^"\n]*"|'[^'\n]*')`)
 	})
 	quotedModuleNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`["']([A-Za-z_][\w.]*)["']`) })
+	iniPythonpathRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*pythonpath[ \t]*=[ \t]*(.*)$`) })
+	quotedRe           = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`["']([^"'\n]*)["']`) })
 )
 
 // configuredPlugins finds the open paths that are modules of a plugin the
 // base's pytest configuration (addopts = -p NAME) or a conftest.py on the
-// tests' path (pytest_plugins = [...]) names.
+// tests' path (pytest_plugins = [...]) names, or that shadow a module from
+// a folder the configuration's pythonpath option puts on sys.path.
 func configuredPlugins(configs, conftests, sysPath []string) func([]string, *memo) (map[string]string, error) {
 	return func(open []string, t *memo) (map[string]string, error) {
 		out := map[string]string{}
@@ -252,7 +256,9 @@ func configuredPlugins(configs, conftests, sysPath []string) func([]string, *mem
 			return nil, err
 		}
 		sub := &plan{}
-		for name, b := range files {
+		names := slices.Sorted(maps.Keys(files))
+		for _, name := range names {
+			b := files[name]
 			var mods []string
 			if path.Base(name) == "conftest.py" {
 				for _, m := range conftestPluginsRe().FindAllSubmatch(b, -1) {
@@ -264,6 +270,30 @@ func configuredPlugins(configs, conftests, sysPath []string) func([]string, *mem
 				for _, m := range iniPluginRe().FindAllSubmatch(b, -1) {
 					if !bytes.Contains(m[1], []byte(":")) { // -p no:NAME disables one
 						mods = append(mods, string(m[1]))
+					}
+				}
+				// pythonpath = src puts src on sys.path before the tests
+				// import anything: a module there shadows too.
+				for _, m := range iniPythonpathRe().FindAllSubmatch(b, -1) {
+					v := string(bytes.TrimSpace(m[1]))
+					var dirs []string
+					if strings.HasPrefix(v, "[") {
+						for _, q := range quotedRe().FindAllStringSubmatch(v, -1) {
+							dirs = append(dirs, q[1])
+						}
+					} else {
+						dirs = strings.Fields(v)
+					}
+					for _, d := range dirs {
+						if dir := path.Clean(path.Join(path.Dir(name), d)); !path.IsAbs(d) && inRepo(dir) {
+							why := fmt.Sprintf("it shadows the module %%q: %s puts %s on sys.path (pythonpath)", name, dir)
+							sub.add(dir, true, func(rel string) string {
+								if mod, ok := shadows(rel); ok {
+									return fmt.Sprintf(why, mod)
+								}
+								return ""
+							})
+						}
 					}
 				}
 			}
