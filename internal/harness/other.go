@@ -8,7 +8,7 @@ import (
 )
 
 const (
-	whyJS          = "the JavaScript test runner reads it (package.json, lock files, jest, vitest, mocha, babel and TypeScript configuration, from the workdir up to the root)"
+	whyJS          = "the JavaScript test runner reads it (package.json, lock files, jest, vitest, mocha, babel and TypeScript configuration, at the workdir, above it and in the packages below it)"
 	whyNodeModules = "the JavaScript test runner loads code from node_modules"
 	whyCargo       = "cargo reads it when it builds and runs the tests (Cargo.toml, Cargo.lock, build.rs, .cargo/config, rust-toolchain, tests/common/)"
 )
@@ -28,6 +28,17 @@ func jsPlan(c runner.Command) *plan {
 	for _, a := range ancestors(c.Workdir) {
 		pl.names(a, whyJS, jsConfigs...)
 	}
+	// Below the workdir too: a workspace's packages carry their own
+	// package.json and runner configuration.
+	pl.add(c.Workdir, true, func(rel string) string {
+		b := path.Base(rel)
+		for _, g := range jsConfigs {
+			if ok, _ := path.Match(g, b); ok {
+				return whyJS
+			}
+		}
+		return ""
+	})
 	pl.add(".", true, func(rel string) string {
 		if segment(rel, "node_modules") {
 			return whyNodeModules
