@@ -132,7 +132,7 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		// PYTEST_ADDOPTS in the card's env is read as more argv.
 		addopts = runner.Recognize(append([]string{"pytest"}, strings.Fields(env["PYTEST_ADDOPTS"])...), w)
 		for _, cfg := range []string{c.Config, addopts.Config} {
-			if p := path.Clean(path.Join(w, cfg)); cfg != "" && inRepo(p) {
+			if p := path.Clean(path.Join(w, cfg)); cfg != "" && !path.IsAbs(cfg) && inRepo(p) {
 				why := "pytest reads its configuration from it (the argv names it)"
 				if p != "." {
 					pl.file(p, why)
