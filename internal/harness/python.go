@@ -67,7 +67,7 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 	onPath := map[string]bool{}
 	for _, f := range files {
 		testDirs = append(testDirs, path.Dir(f))
-		for _, d := range chain(path.Dir(f), w) {
+		for _, d := range testChain(path.Dir(f), w) {
 			onPath[path.Join(d, "__init__.py")] = true
 		}
 	}
@@ -77,13 +77,13 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		}
 	}
 	for _, f := range files {
-		for _, d := range chain(path.Dir(f), w) {
+		for _, d := range testChain(path.Dir(f), w) {
 			pl.file(path.Join(d, "__init__.py"), whyInit)
 		}
 	}
 	for _, f := range folders {
 		testDirs = append(testDirs, f)
-		for _, d := range chain(f, w) {
+		for _, d := range testChain(f, w) {
 			pl.file(path.Join(d, "__init__.py"), whyInit)
 		}
 		pl.add(f, true, func(rel string) string {
@@ -196,6 +196,33 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		return ""
 	})
 	return pl
+}
+
+// testChain is the part of a test's path whose __init__.py files are the
+// tests' own: the test's folder, and the folders above it up to the
+// topmost test folder (tests, test, testing, test_*, *_tests) below the
+// workdir. Above that, as in lib/matplotlib/tests, the packages are the
+// library's: their __init__.py is library code, which a fix may need to
+// change and the canary guards.
+func testChain(dir, w string) []string {
+	c := chain(dir, w)
+	top := 0
+	for i, d := range c {
+		if testFolder(path.Base(d)) {
+			top = i
+		}
+	}
+	return c[:top+1]
+}
+
+func testFolder(name string) bool {
+	switch {
+	case name == "tests", name == "test", name == "testing",
+		strings.HasPrefix(name, "test_"), strings.HasPrefix(name, "tests_"),
+		strings.HasSuffix(name, "_test"), strings.HasSuffix(name, "_tests"):
+		return true
+	}
+	return false
 }
 
 // module adds the files of the dotted module m as found from each folder
