@@ -309,6 +309,8 @@ func Warnings(c *card.Card) []string {
 		switch {
 		case !rc.Recognized():
 			why = "its test runner is not recognized, so budget.harness cannot tell which files the runner loads; protect them with deny_globs"
+		case rc.Discover != nil:
+			why = fmt.Sprintf("%s: failpass cannot tell which tests run, so budget.harness guards what discovery imports (the modules its pattern matches, the test folders' __init__.py) but not what those tests import", rc.Narrowed)
 		case rc.Narrowed != "":
 			why = fmt.Sprintf("%s: failpass cannot tell which files the selected tests live in, so budget.harness guards the runner's configuration but not the tests' own folders", rc.Narrowed)
 		case rc.Kind == runner.Pytest && len(rc.Targets) == 0:

@@ -93,6 +93,9 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 			return ""
 		})
 	}
+	if d := c.Discover; c.Kind == runner.Unittest && d != nil {
+		discoveryRules(pl, d, w)
+	}
 	if c.Kind == runner.Pytest {
 		if !located {
 			// pytest collects from the workdir (or the configuration's
@@ -196,6 +199,40 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		return ""
 	})
 	return pl
+}
+
+// discoveryRules: unittest discovery imports every module matching its
+// pattern below the start folder, running its module-level code before
+// any test; the packages it descends into at or below a test folder
+// (tests/, lib/pkg/tests/) are the tests' own too.
+func discoveryRules(pl *plan, d *runner.Discovery, w string) {
+	start, pattern := d.Start, d.Pattern
+	if start == "" {
+		start = "."
+	}
+	if pattern == "" {
+		pattern = "test*.py"
+	}
+	s := path.Clean(path.Join(w, start))
+	if path.IsAbs(start) || !inRepo(s) {
+		return
+	}
+	tests := testFolder(path.Base(s))
+	pl.add(s, true, func(rel string) string {
+		b := path.Base(rel)
+		if ok, _ := path.Match(pattern, b); ok && strings.HasSuffix(b, ".py") {
+			return fmt.Sprintf("a test module unittest discovery imports (%s below %s): its module-level code runs before the tests, in the same process", pattern, s)
+		}
+		if b == "__init__.py" && (tests || slices.ContainsFunc(strings.Split(path.Dir(rel), "/"), testFolder)) {
+			return whyInit
+		}
+		return ""
+	})
+	if tests {
+		for _, dir := range testChain(s, w) {
+			pl.file(path.Join(dir, "__init__.py"), whyInit)
+		}
+	}
 }
 
 // testChain is the part of a test's path whose __init__.py files are the
