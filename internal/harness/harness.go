@@ -56,6 +56,10 @@ func Find(cmds []card.Command, paths []string, tree Tree) (map[string]string, er
 		}
 		if p != nil {
 			plans = append(plans, p)
+			// What the lazy checks may read, fetched together with the
+			// first read any of them makes: one git process, not one each.
+			t.readAlso = append(t.readAlso, p.reads...)
+			t.listAlso = append(t.listAlso, p.lists...)
 		}
 	}
 	for _, p := range paths {
@@ -102,6 +106,9 @@ func Find(cmds []card.Command, paths []string, tree Tree) (map[string]string, er
 type plan struct {
 	rules []rule
 	lazy  []func(open []string, t *memo) (map[string]string, error)
+	// reads and lists are what the lazy checks may ask the tree for,
+	// known in advance.
+	reads, lists []string
 }
 
 // rule matches paths in folder dir (and below it when deep): match gets
@@ -223,22 +230,26 @@ func planFor(c runner.Command, env map[string]string, t *memo) (*plan, error) {
 	return nil, nil
 }
 
-// memo is a Tree that asks its tree for each folder and file once.
+// memo is a Tree that asks its tree for each folder and file once, and
+// with the first request of each kind also for what readAlso and
+// listAlso name.
 type memo struct {
-	tree   Tree
-	lists  map[string][]string
-	listed map[string]bool
-	files  map[string][]byte
-	read   map[string]bool
+	tree               Tree
+	lists              map[string][]string
+	listed             map[string]bool
+	files              map[string][]byte
+	read               map[string]bool
+	readAlso, listAlso []string
 }
 
 func (m *memo) List(dirs []string) (map[string][]string, error) {
 	var want []string
-	for _, d := range dirs {
-		if !m.listed[d] {
+	for _, d := range append(slices.Clone(dirs), m.listAlso...) {
+		if !m.listed[d] && !slices.Contains(want, d) {
 			want = append(want, d)
 		}
 	}
+	m.listAlso = nil
 	if len(want) > 0 {
 		sort.Strings(want)
 		got, err := m.tree.List(want)
@@ -263,11 +274,12 @@ func (m *memo) List(dirs []string) (map[string][]string, error) {
 
 func (m *memo) Read(paths []string) (map[string][]byte, error) {
 	var want []string
-	for _, p := range paths {
-		if !m.read[p] {
+	for _, p := range append(slices.Clone(paths), m.readAlso...) {
+		if !m.read[p] && !slices.Contains(want, p) {
 			want = append(want, p)
 		}
 	}
+	m.readAlso = nil
 	if len(want) > 0 {
 		sort.Strings(want)
 		got, err := m.tree.Read(want)

@@ -93,6 +93,10 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 			return ""
 		})
 	}
+	if len(files) > 0 {
+		pl.lazy = append(pl.lazy, testHelpers(files, w))
+		pl.reads = append(pl.reads, files...)
+	}
 	if d := c.Discover; c.Kind == runner.Unittest && d != nil {
 		discoveryRules(pl, d, w)
 	}
@@ -182,6 +186,8 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		// pytest_plugins in a conftest.py), read only when an open path
 		// is Python.
 		pl.lazy = append(pl.lazy, configuredPlugins(configs, conftests, sysPath))
+		pl.reads = append(pl.reads, configs...)
+		pl.reads = append(pl.reads, conftests...)
 		// pytest's default import mode puts each test module's basedir
 		// (the first folder above it that is not a package) first on
 		// sys.path: a module there shadows too. Which folder that is
@@ -189,6 +195,9 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		// could be such a module.
 		if len(files) > 0 {
 			pl.lazy = append(pl.lazy, basedirShadows(files, sysPath))
+			for _, f := range files {
+				pl.lists = append(pl.lists, ancestors(path.Dir(f))...)
+			}
 		}
 	}
 	pl.add(".", true, func(rel string) string {
@@ -199,6 +208,101 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		return ""
 	})
 	return pl
+}
+
+// Import statements, as far as a line shows them.
+var (
+	fromImportRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)`)
+	})
+	importRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*import[ \t]+([^\n#]*)`) })
+)
+
+// testHelpers finds the open paths that are modules a test file imports
+// from its own test folder (tests/helpers.py, tests/utils/): the tests'
+// code, as a Go test-only helper is, which a diff could gut while leaving
+// the test file alone. The test files are read only when an open path is
+// Python inside a test folder.
+func testHelpers(files []string, w string) func([]string, *memo) (map[string]string, error) {
+	return func(open []string, t *memo) (map[string]string, error) {
+		out := map[string]string{}
+		top := map[string]string{} // test file -> its topmost test folder
+		for _, f := range files {
+			c := testChain(path.Dir(f), w)
+			if d := c[len(c)-1]; testFolder(path.Base(d)) {
+				top[f] = d
+			}
+		}
+		maybe := slices.ContainsFunc(open, func(p string) bool {
+			if !strings.HasSuffix(p, ".py") {
+				return false
+			}
+			for _, d := range top {
+				if isAncestor(d, p) {
+					return true
+				}
+			}
+			return false
+		})
+		if !maybe {
+			return out, nil
+		}
+		src, err := t.Read(slices.Sorted(maps.Keys(top)))
+		if err != nil {
+			return nil, err
+		}
+		sub := &plan{}
+		for _, f := range slices.Sorted(maps.Keys(src)) {
+			d := top[f]
+			why := fmt.Sprintf("a module %s imports from its test folder %s (a test helper)", f, d)
+			// Where an imported name may live: relative to the test's
+			// folder, and absolute from every folder above it (the
+			// workdir, pytest's basedir, the root).
+			var mods []string // slash paths without .py
+			for _, m := range fromImportRe().FindAllStringSubmatch(string(src[f]), -1) {
+				dots, mod := len(m[1]), strings.ReplaceAll(m[2], ".", "/")
+				var bases []string
+				if dots > 0 {
+					b := path.Dir(f)
+					for i := 1; i < dots; i++ {
+						b = path.Dir(b)
+					}
+					bases = []string{b}
+				} else {
+					bases = ancestors(path.Dir(f))
+				}
+				for _, b := range bases {
+					p := path.Join(b, mod)
+					mods = append(mods, p)
+					for _, n := range strings.Split(m[3], ",") {
+						if n = strings.Fields(strings.Trim(n, " \t()") + " x")[0]; isIdentifier(n) {
+							mods = append(mods, path.Join(p, n))
+						}
+					}
+				}
+			}
+			for _, m := range importRe().FindAllStringSubmatch(string(src[f]), -1) {
+				for _, n := range strings.Split(m[1], ",") {
+					n = strings.Fields(n + " x")[0]
+					for _, b := range ancestors(path.Dir(f)) {
+						mods = append(mods, path.Join(b, strings.ReplaceAll(n, ".", "/")))
+					}
+				}
+			}
+			for _, m := range mods {
+				if isAncestor(d, m) && m != strings.TrimSuffix(f, ".py") {
+					sub.file(m+".py", why)
+					sub.below(m, why)
+				}
+			}
+		}
+		for _, p := range open {
+			if why := sub.match(p); why != "" {
+				out[p] = why
+			}
+		}
+		return out, nil
+	}
 }
 
 // discoveryRules: unittest discovery imports every module matching its
