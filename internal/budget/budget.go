@@ -18,12 +18,13 @@ const (
 	RuleSymlink = "budget.symlink"
 	RuleDeny    = "budget.deny"
 	RuleOracle  = "budget.oracle"
+	RuleHarness = "budget.harness"
 	RuleFiles   = "budget.files"
 	RuleLines   = "budget.lines"
 )
 
 // Rules lists every budget rule id in check order.
-var Rules = []string{RuleBinary, RuleSymlink, RuleDeny, RuleOracle, RuleFiles, RuleLines}
+var Rules = []string{RuleBinary, RuleSymlink, RuleDeny, RuleOracle, RuleHarness, RuleFiles, RuleLines}
 
 // Finding is a broken budget rule: its id, a sentence for humans, and the
 // path it concerns ("" for the counting rules).
@@ -31,8 +32,23 @@ type Finding struct {
 	Rule, Reason, Path string
 }
 
-// Check returns the first budget rule cs breaks, in the order binary,
-// symlink, deny, oracle, files, lines, or nil when the change set is
+// Scope is what a card protects beyond its numbers: the oracle files (see
+// OracleFiles) and the implicit inputs of its test runners.
+type Scope struct {
+	Oracle []string
+	// Harness maps a path the change touches that is an implicit input
+	// of the card's test runner to why (see internal/harness); paths
+	// that are not have no entry.
+	Harness map[string]string
+}
+
+// Check is CheckScope with the oracle files alone.
+func Check(cs *patch.ChangeSet, b card.Budget, oracle []string) *Finding {
+	return CheckScope(cs, b, Scope{Oracle: oracle})
+}
+
+// CheckScope returns the first budget rule cs breaks, in the order binary,
+// symlink, deny, oracle, harness, files, lines, or nil when the change set is
 // within budget. cs should have been through gitpatch.ResolveModes, which
 // knows symlinks the patch does not declare; a symlink whose target is
 // unknown is refused rather than guessed.
@@ -41,9 +57,12 @@ type Finding struct {
 // changes count; see patch.ChangeSet.ChangedFiles); lines are added plus
 // deleted lines. Deny globs apply to every path a change touches (both
 // sides of renames and copies) and to every symlink target. Oracle files
-// (see OracleFiles) may not be touched at all. A deny glob that does not
-// compile breaks budget.deny: a budget that cannot be read denies.
-func Check(cs *patch.ChangeSet, b card.Budget, oracle []string) *Finding {
+// (see OracleFiles) may not be touched at all, nor may runner inputs
+// (both sides of a rename) unless the budget's allow_harness globs name
+// them. A deny glob that does not compile breaks budget.deny: a budget
+// that cannot be read denies; an allow glob that does not compile allows
+// nothing.
+func CheckScope(cs *patch.ChangeSet, b card.Budget, s Scope) *Finding {
 	if f := checkBinary(cs); f != nil {
 		return f
 	}
@@ -54,7 +73,10 @@ func Check(cs *patch.ChangeSet, b card.Budget, oracle []string) *Finding {
 	if f := checkDeny(cs, b.DenyGlobs, targets); f != nil {
 		return f
 	}
-	if f := checkOracle(cs, oracle); f != nil {
+	if f := checkOracle(cs, s.Oracle); f != nil {
+		return f
+	}
+	if f := checkHarness(cs, b.AllowHarness, s.Harness); f != nil {
 		return f
 	}
 	if n := cs.ChangedFiles(); n > b.MaxFiles {
@@ -154,6 +176,29 @@ func checkOracle(cs *patch.ChangeSet, oracle []string) *Finding {
 		if set[p] {
 			return &Finding{Rule: RuleOracle, Path: p, Reason: fmt.Sprintf("%s is named by the card (an oracle file) and may not change", p)}
 		}
+	}
+	return nil
+}
+
+func checkHarness(cs *patch.ChangeSet, allow []string, inputs map[string]string) *Finding {
+	if len(inputs) == 0 {
+		return nil
+	}
+	var pats []*pathglob.Pattern
+	for _, g := range allow {
+		if p, err := pathglob.Compile(g); err == nil {
+			pats = append(pats, p)
+		}
+	}
+	for _, p := range cs.Paths() {
+		why, ok := inputs[p]
+		if !ok {
+			continue
+		}
+		if _, allowed := pathglob.MatchAny(pats, p); allowed {
+			continue
+		}
+		return &Finding{Rule: RuleHarness, Path: p, Reason: fmt.Sprintf("%s: %s; a diff may not change the test runner's inputs (a card allows a path with budget.allow_harness)", p, why)}
 	}
 	return nil
 }

@@ -132,6 +132,44 @@ func TestCheckReasons(t *testing.T) {
 	}
 }
 
+func TestCheckHarness(t *testing.T) {
+	inputs := map[string]string{"tests/conftest.py": "pytest loads it", "unittest.py": "it shadows unittest", "old_test.go": "a test file"}
+	b := demoBudget
+	b.AllowHarness = []string{"tests/conftest.py", "!bad"}
+	for _, tc := range []struct {
+		name  string
+		cs    *patch.ChangeSet
+		allow bool
+		rule  string
+		path  string
+	}{
+		{"new conftest", cs(add("tests/conftest.py", 3)), false, RuleHarness, "tests/conftest.py"},
+		{"allowed conftest", cs(add("tests/conftest.py", 3)), true, "", ""},
+		{"shadow even when conftest is allowed", cs(add("tests/conftest.py", 1), add("unittest.py", 1)), true, RuleHarness, "unittest.py"},
+		{"renamed away", cs(ren("old_test.go", "keep.go", 0, 0)), true, RuleHarness, "old_test.go"},
+		{"library code", cs(mod("src/app.py", 1, 1)), false, "", ""},
+		{"oracle first", cs(mod("tests/test_app.py", 1, 0), add("tests/conftest.py", 1)), false, RuleOracle, "tests/test_app.py"},
+		{"deny first", cs(add("tests/conftest.py", 1), mod("pyproject.toml", 1, 0)), false, RuleDeny, "pyproject.toml"},
+		{"harness before the counts", cs(add("a", 50), add("b", 1), add("c", 1), add("unittest.py", 1)), false, RuleHarness, "unittest.py"},
+	} {
+		bb := demoBudget
+		if tc.allow {
+			bb = b
+		}
+		got := CheckScope(tc.cs, bb, Scope{Oracle: demoOracle, Harness: inputs})
+		switch {
+		case tc.rule == "" && got != nil:
+			t.Errorf("%s: CheckScope = %+v, want nil", tc.name, *got)
+		case tc.rule != "" && (got == nil || got.Rule != tc.rule || got.Path != tc.path):
+			t.Errorf("%s: CheckScope = %+v, want rule %s path %q", tc.name, got, tc.rule, tc.path)
+		}
+	}
+	got := CheckScope(cs(add("tests/conftest.py", 1)), demoBudget, Scope{Harness: inputs})
+	if want := "tests/conftest.py: pytest loads it; a diff may not change the test runner's inputs (a card allows a path with budget.allow_harness)"; got == nil || got.Reason != want {
+		t.Errorf("CheckScope reason = %+v, want %q", got, want)
+	}
+}
+
 func TestCheckBadGlobDenies(t *testing.T) {
 	b := card.Budget{MaxFiles: 9, MaxChangedLines: 99, DenyGlobs: []string{"!x"}}
 	if got := Check(cs(mod("a", 1, 0)), b, nil); got == nil || got.Rule != RuleDeny {

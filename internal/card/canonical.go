@@ -41,6 +41,7 @@ type canonBudget struct {
 	MaxFiles        int      `json:"max_files"`
 	MaxChangedLines int      `json:"max_changed_lines"`
 	DenyGlobs       []string `json:"deny_globs,omitempty"`
+	AllowHarness    []string `json:"allow_harness,omitempty"`
 }
 
 type canonSandbox struct {
@@ -77,6 +78,7 @@ func (c *Card) Canonical() ([]byte, error) {
 			MaxFiles:        c.Budget.MaxFiles,
 			MaxChangedLines: c.Budget.MaxChangedLines,
 			DenyGlobs:       c.Budget.DenyGlobs,
+			AllowHarness:    c.Budget.AllowHarness,
 		},
 	}
 	if c.Expires != nil {

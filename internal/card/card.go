@@ -66,6 +66,9 @@ type Budget struct {
 	MaxChangedLines int
 	// DenyGlobs are pathglob patterns no change may touch.
 	DenyGlobs []string
+	// AllowHarness are pathglob patterns of implicit runner inputs
+	// (budget.harness) a change may touch all the same.
+	AllowHarness []string
 }
 
 // Sandbox lists the isolation a gate must apply before running the card's
@@ -101,10 +104,15 @@ type Signature struct {
 }
 
 // Tightening is what an annotation does to the budget: it may only lower
-// limits and add deny globs. Nil limits leave the signed limit alone.
+// limits, add deny globs and remove allowed runner inputs. Nil limits
+// leave the signed limit alone.
 type Tightening struct {
 	MaxFiles, MaxChangedLines *int
 	DenyGlobs                 []string
+	// AllowHarness, when not nil, is a subset of the signed
+	// budget.allow_harness that replaces it; an empty (non-nil) list
+	// allows no runner input. Nil leaves the list alone.
+	AllowHarness []string
 }
 
 // Annotation is a reviewer's note on a signed card; not part of the signed
@@ -144,12 +152,15 @@ func (c *Card) Command(r Role) Command {
 }
 
 // EffectiveBudget is the signed budget after every annotation: each limit
-// is the minimum of the signed one and every tightening, and the deny globs
-// are the union (signed first, then in annotation order, without repeats).
+// is the minimum of the signed one and every tightening, the deny globs
+// are the union (signed first, then in annotation order, without repeats),
+// and the allowed runner inputs are the signed ones every annotation that
+// names allow_harness keeps (the intersection, in signed order).
 func (c *Card) EffectiveBudget() Budget {
 	b := Budget{
 		MaxFiles:        c.Budget.MaxFiles,
 		MaxChangedLines: c.Budget.MaxChangedLines,
+		AllowHarness:    slices.Clone(c.Budget.AllowHarness),
 	}
 	add := func(globs []string) {
 		for _, g := range globs {
@@ -171,6 +182,12 @@ func (c *Card) EffectiveBudget() Budget {
 			b.MaxChangedLines = *t.MaxChangedLines
 		}
 		add(t.DenyGlobs)
+		if t.AllowHarness != nil {
+			b.AllowHarness = slices.DeleteFunc(b.AllowHarness, func(g string) bool { return !slices.Contains(t.AllowHarness, g) })
+		}
+	}
+	if len(b.AllowHarness) == 0 {
+		b.AllowHarness = nil
 	}
 	return b
 }

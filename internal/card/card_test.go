@@ -55,6 +55,10 @@ func TestParseFull(t *testing.T) {
 	if c.Fail.Workdir != "tests" || c.Invariant.Workdir != "." {
 		t.Errorf("workdirs = %q %q, want tests and .", c.Fail.Workdir, c.Invariant.Workdir)
 	}
+	if !slices.Equal(c.Budget.AllowHarness, []string{"tests/conftest.py", "setup.cfg"}) || c.EffectiveBudget().AllowHarness != nil ||
+		c.Annotations[2].Tighten.AllowHarness == nil || !slices.Equal(c.Annotations[1].Tighten.AllowHarness, []string{"setup.cfg"}) {
+		t.Errorf("allow_harness = %q, effective %q, annotations %+v", c.Budget.AllowHarness, c.EffectiveBudget().AllowHarness, c.Annotations)
+	}
 	if c.Sandbox == nil || !slices.Equal(c.Sandbox.Require, []string{"network", "filesystem"}) {
 		t.Errorf("sandbox = %+v", c.Sandbox)
 	}
@@ -201,17 +205,36 @@ func TestEffectiveBudget(t *testing.T) {
 		ann  []Annotation
 		want Budget
 	}{
-		{"none", nil, Budget{3, 80, []string{"docs/**"}}},
-		{"empty tighten", []Annotation{{Tighten: &Tightening{}}}, Budget{3, 80, []string{"docs/**"}}},
-		{"no tighten", []Annotation{{Note: "x"}}, Budget{3, 80, []string{"docs/**"}}},
-		{"lower files", []Annotation{{Tighten: &Tightening{MaxFiles: &two}}}, Budget{2, 80, []string{"docs/**"}}},
+		{"none", nil, Budget{3, 80, []string{"docs/**"}, nil}},
+		{"empty tighten", []Annotation{{Tighten: &Tightening{}}}, Budget{3, 80, []string{"docs/**"}, nil}},
+		{"no tighten", []Annotation{{Note: "x"}}, Budget{3, 80, []string{"docs/**"}, nil}},
+		{"lower files", []Annotation{{Tighten: &Tightening{MaxFiles: &two}}}, Budget{2, 80, []string{"docs/**"}, nil}},
 		{"min of all", []Annotation{{Tighten: &Tightening{MaxChangedLines: &forty}}, {Tighten: &Tightening{MaxFiles: &two, DenyGlobs: []string{"a/**", "docs/**"}}}, {Tighten: &Tightening{MaxFiles: &five, DenyGlobs: []string{"b"}}}},
-			Budget{2, 40, []string{"docs/**", "a/**", "b"}}},
+			Budget{2, 40, []string{"docs/**", "a/**", "b"}, nil}},
 	}
 	for _, tt := range tests {
 		c.Annotations = tt.ann
 		if got := c.EffectiveBudget(); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("EffectiveBudget(%s) = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+	// allow_harness: every annotation that names it keeps a subset.
+	c.Budget.AllowHarness = []string{"tests/conftest.py", "go.sum", "setup.cfg"}
+	for _, tt := range []struct {
+		name string
+		ann  []Annotation
+		want []string
+	}{
+		{"signed", nil, []string{"tests/conftest.py", "go.sum", "setup.cfg"}},
+		{"unnamed", []Annotation{{Tighten: &Tightening{MaxFiles: &two}}}, []string{"tests/conftest.py", "go.sum", "setup.cfg"}},
+		{"subset", []Annotation{{Tighten: &Tightening{AllowHarness: []string{"setup.cfg", "go.sum"}}}}, []string{"go.sum", "setup.cfg"}},
+		{"intersection", []Annotation{{Tighten: &Tightening{AllowHarness: []string{"setup.cfg", "go.sum"}}}, {Tighten: &Tightening{AllowHarness: []string{"tests/conftest.py", "go.sum"}}}}, []string{"go.sum"}},
+		{"none", []Annotation{{Tighten: &Tightening{AllowHarness: []string{}}}}, nil},
+	} {
+		c.Annotations = tt.ann
+		c.Budget.DenyGlobs = nil
+		if got := c.EffectiveBudget().AllowHarness; !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("EffectiveBudget(%s).AllowHarness = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

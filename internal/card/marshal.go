@@ -59,6 +59,9 @@ func Marshal(c *Card) ([]byte, error) {
 	if len(c.Budget.DenyGlobs) > 0 {
 		kv("  ", "deny_globs", list(c.Budget.DenyGlobs))
 	}
+	if len(c.Budget.AllowHarness) > 0 {
+		kv("  ", "allow_harness", list(c.Budget.AllowHarness))
+	}
 	if c.Sandbox != nil && len(c.Sandbox.Require) > 0 {
 		b.WriteString("sandbox:\n")
 		kv("  ", "require", list(c.Sandbox.Require))
@@ -91,7 +94,7 @@ func Marshal(c *Card) ([]byte, error) {
 			kv("    ", "at", q(a.At))
 			kv("    ", "note", q(a.Note))
 			if t := a.Tighten; t != nil {
-				if t.MaxFiles == nil && t.MaxChangedLines == nil && len(t.DenyGlobs) == 0 {
+				if t.MaxFiles == nil && t.MaxChangedLines == nil && len(t.DenyGlobs) == 0 && t.AllowHarness == nil {
 					kv("    ", "tighten", "{}")
 					continue
 				}
@@ -104,6 +107,9 @@ func Marshal(c *Card) ([]byte, error) {
 				}
 				if len(t.DenyGlobs) > 0 {
 					kv("      ", "deny_globs", list(t.DenyGlobs))
+				}
+				if t.AllowHarness != nil {
+					kv("      ", "allow_harness", list(t.AllowHarness))
 				}
 			}
 		}

@@ -718,7 +718,7 @@ func (p *parser) env(n *yaml.Node, field string) (map[string]string, error) {
 	return env, nil
 }
 
-var budgetKeys = []string{"max_files", "max_changed_lines", "deny_globs"}
+var budgetKeys = []string{"max_files", "max_changed_lines", "deny_globs", "allow_harness"}
 
 func (p *parser) budget(n *yaml.Node) (Budget, error) {
 	v, _, err := p.mapping(n, "budget", budgetKeys)
@@ -742,6 +742,11 @@ func (p *parser) budget(n *yaml.Node) (Budget, error) {
 	}
 	if dn, ok := v["deny_globs"]; ok {
 		if b.DenyGlobs, err = p.globs(dn, "budget.deny_globs"); err != nil {
+			return Budget{}, err
+		}
+	}
+	if an, ok := v["allow_harness"]; ok {
+		if b.AllowHarness, err = p.globs(an, "budget.allow_harness"); err != nil {
 			return Budget{}, err
 		}
 	}
@@ -981,6 +986,21 @@ func (p *parser) tighten(n *yaml.Node, field string, signed Budget) (*Tightening
 	if dn, ok := v["deny_globs"]; ok {
 		if t.DenyGlobs, err = p.globs(dn, join(field, "deny_globs")); err != nil {
 			return nil, err
+		}
+	}
+	if an, ok := v["allow_harness"]; ok {
+		f := join(field, "allow_harness")
+		if t.AllowHarness, err = p.globs(an, f); err != nil {
+			return nil, err
+		}
+		for i, g := range t.AllowHarness {
+			if !slices.Contains(signed.AllowHarness, g) {
+				return nil, p.errNode(an.Content[i], index(f, i), fmt.Sprintf("%q is not in the signed budget.allow_harness", g),
+					"an annotation may only remove entries of allow_harness; allowing another path needs a re-signed card")
+			}
+		}
+		if t.AllowHarness == nil {
+			t.AllowHarness = []string{} // allow_harness: [] allows none
 		}
 	}
 	return t, nil

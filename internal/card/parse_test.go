@@ -225,6 +225,7 @@ func TestParseRefuses(t *testing.T) {
 		{"annotation raises max_files", add("annotations:\n  - {by: r, at: \"2026-01-01T00:00:00Z\", note: n, tighten: {max_files: 5}}\n"), 19, 71, "annotations[0].tighten.max_files", "raises the signed limit 3"},
 		{"annotation raises lines", add("annotations:\n  - {by: r, at: \"2026-01-01T00:00:00Z\", note: n, tighten: {max_changed_lines: 81}}\n"), 19, 79, "annotations[0].tighten.max_changed_lines", "raises the signed limit 80"},
 		{"annotation negated glob", add("annotations:\n  - {by: r, at: \"2026-01-01T00:00:00Z\", note: n, tighten: {deny_globs: [\"!x\"]}}\n"), 19, 73, "annotations[0].tighten.deny_globs[0]", "negation"},
+		{"annotation allows another runner input", add("annotations:\n  - {by: r, at: \"2026-01-01T00:00:00Z\", note: n, tighten: {allow_harness: [\"conftest.py\"]}}\n"), 19, 76, "annotations[0].tighten.allow_harness[0]", "not in the signed budget.allow_harness"},
 		{"annotation unknown key", add("annotations:\n  - {by: r, at: \"2026-01-01T00:00:00Z\", note: n, raise: {max_files: 9}}\n"), 19, 50, "annotations[0].raise", "unknown key"},
 		{"annotation missing note", add("annotations:\n  - {by: r, at: \"2026-01-01T00:00:00Z\"}\n"), 19, 5, "annotations[0].note", "missing"},
 	}

@@ -326,7 +326,8 @@ budget:
   max_files: 3                         # files the stack names, plus one
   max_changed_lines: 80                # the smallest plausible fix
   deny_globs:                          # paths no patch may touch
-%s
+%s  # allow_harness: []                  # runner inputs (conftest.py, _test.go, ...) a patch may touch all the same
+
 # sandbox: {require: [network, filesystem, processes, resources]}
 `, r.name, Placeholder, strconv.Quote(id), argv(r.fail), r.failEx, argv(r.fail), argv(r.inv), deny.String())
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/harness"
 )
 
 const (
@@ -53,6 +54,7 @@ type budgetJSON struct {
 	MaxFiles        int      `json:"max_files"`
 	MaxChangedLines int      `json:"max_changed_lines"`
 	DenyGlobs       []string `json:"deny_globs"`
+	AllowHarness    []string `json:"allow_harness"`
 }
 
 type lintErrorJSON struct {
@@ -89,8 +91,9 @@ func runCardLint(ctx context.Context, env *Env, args []string) error {
 	}
 	out.Valid, out.ID, out.Signed = true, c.ID, len(c.Signatures) > 0
 	b := c.EffectiveBudget()
-	out.Budget = &budgetJSON{MaxFiles: b.MaxFiles, MaxChangedLines: b.MaxChangedLines, DenyGlobs: append([]string{}, b.DenyGlobs...)}
-	for _, w := range c.Warnings() {
+	out.Budget = &budgetJSON{MaxFiles: b.MaxFiles, MaxChangedLines: b.MaxChangedLines, DenyGlobs: append([]string{}, b.DenyGlobs...),
+		AllowHarness: append([]string{}, b.AllowHarness...)}
+	for _, w := range append(c.Warnings(), harness.Warnings(c)...) {
 		out.Warnings = append(out.Warnings, w)
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}

@@ -32,7 +32,7 @@ import (
 const (
 	cardSignUsage     = "failpass card sign --card FILE [--key KEY] [--principal NAME] [--repeat N] [--force] [--repo DIR]"
 	cardVerifyUsage   = "failpass card verify --card FILE --allowed-signers FILE [--threshold N]"
-	cardAnnotateUsage = "failpass card annotate --card FILE --by NAME --note TEXT [--tighten max_files=N | max_changed_lines=N | deny_glob=GLOB ...]"
+	cardAnnotateUsage = "failpass card annotate --card FILE --by NAME --note TEXT [--tighten max_files=N | max_changed_lines=N | deny_glob=GLOB | allow_harness=[GLOB] ...]"
 
 	// maxSignRepeat bounds --repeat: each run is a full fail command.
 	maxSignRepeat = 100
@@ -533,7 +533,7 @@ func runCardAnnotate(ctx context.Context, env *Env, args []string) error {
 	by := fs.String("by", "", "who annotates: a `NAME` (a reviewer, a model)")
 	note := fs.String("note", "", "the annotation's `TEXT`")
 	var tighten stringList
-	fs.Var(&tighten, "tighten", "lower a limit or add a deny glob: max_files=N, max_changed_lines=N or deny_glob=GLOB (repeatable)")
+	fs.Var(&tighten, "tighten", "lower a limit, add a deny glob or keep only some allowed runner inputs: max_files=N, max_changed_lines=N, deny_glob=GLOB or allow_harness=[GLOB] (repeatable)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -587,14 +587,20 @@ func runCardAnnotate(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	b := next.EffectiveBudget()
-	fmt.Fprintf(env.Stdout, "card %s: annotated by %s (signatures unaffected)\neffective budget: max_files %d, max_changed_lines %d, deny_globs [%s]\n",
-		*path, *by, b.MaxFiles, b.MaxChangedLines, strings.Join(b.DenyGlobs, ", "))
+	allow := ""
+	if len(c.Budget.AllowHarness) > 0 {
+		allow = fmt.Sprintf(", allow_harness [%s]", strings.Join(b.AllowHarness, ", "))
+	}
+	fmt.Fprintf(env.Stdout, "card %s: annotated by %s (signatures unaffected)\neffective budget: max_files %d, max_changed_lines %d, deny_globs [%s]%s\n",
+		*path, *by, b.MaxFiles, b.MaxChangedLines, strings.Join(b.DenyGlobs, ", "), allow)
 	return nil
 }
 
-// parseTightenFlags reads --tighten KEY=VALUE items. Only the three
-// tightenings exist; anything else (a command, a raise, a removal) has no
-// spelling here at all.
+// parseTightenFlags reads --tighten KEY=VALUE items. Only the four
+// tightenings exist; anything else (a command, a raise) has no spelling
+// here at all. allow_harness=GLOB keeps GLOB of the signed allow_harness
+// (the items given replace the list: every other entry is removed), and
+// an empty allow_harness= removes them all.
 func parseTightenFlags(items []string) (*card.Tightening, error) {
 	if len(items) == 0 {
 		return nil, nil
@@ -602,10 +608,17 @@ func parseTightenFlags(items []string) (*card.Tightening, error) {
 	t := &card.Tightening{}
 	for _, it := range items {
 		k, v, ok := strings.Cut(it, "=")
-		if !ok || v == "" {
-			return nil, &UsageError{Msg: fmt.Sprintf("--tighten %q: want KEY=VALUE", it), Hint: "--tighten max_files=2, --tighten max_changed_lines=40 or --tighten deny_glob='src/vendor/**'"}
+		if !ok || v == "" && k != "allow_harness" {
+			return nil, &UsageError{Msg: fmt.Sprintf("--tighten %q: want KEY=VALUE", it), Hint: "--tighten max_files=2, --tighten max_changed_lines=40, --tighten deny_glob='src/vendor/**' or --tighten allow_harness=GLOB"}
 		}
 		switch k {
+		case "allow_harness":
+			if t.AllowHarness == nil {
+				t.AllowHarness = []string{}
+			}
+			if v != "" {
+				t.AllowHarness = append(t.AllowHarness, v)
+			}
 		case "max_files", "max_changed_lines":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 || n > card.MaxBudget || strconv.Itoa(n) != v {
@@ -622,7 +635,7 @@ func parseTightenFlags(items []string) (*card.Tightening, error) {
 		case "deny_glob", "deny_globs":
 			t.DenyGlobs = append(t.DenyGlobs, v)
 		default:
-			return nil, &UsageError{Msg: fmt.Sprintf("--tighten %s: an annotation may only set max_files, max_changed_lines or deny_glob", k),
+			return nil, &UsageError{Msg: fmt.Sprintf("--tighten %s: an annotation may only set max_files, max_changed_lines, deny_glob or allow_harness", k),
 				Hint: "commands, expected exits and the base are signed: change them and re-sign with failpass card sign --force"}
 		}
 	}
@@ -843,6 +856,9 @@ func annotationNode(a card.Annotation) *yaml.Node {
 		}
 		if len(t.DenyGlobs) > 0 {
 			tn.Content = append(tn.Content, signYAMLKey("deny_globs"), signYAMLStrList(t.DenyGlobs))
+		}
+		if t.AllowHarness != nil {
+			tn.Content = append(tn.Content, signYAMLKey("allow_harness"), signYAMLStrList(t.AllowHarness))
 		}
 		n.Content = append(n.Content, signYAMLKey("tighten"), tn)
 	}

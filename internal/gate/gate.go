@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -455,6 +456,15 @@ func (g *gateRun) budgetRules(ctx context.Context) error {
 	}
 	b := g.o.Card.EffectiveBudget()
 	f := budget.Check(g.cs, b, oracle)
+	// The runner's inputs may need the base read: only when no rule
+	// before budget.harness refused the diff already.
+	if f == nil || slices.Index(budget.Rules, f.Rule) > slices.Index(budget.Rules, budget.RuleHarness) {
+		inputs, err := HarnessInputs(ctx, g.o.Repo, g.base, g.o.Card, g.cs.Paths())
+		if err != nil {
+			return err
+		}
+		f = budget.CheckScope(g.cs, b, budget.Scope{Oracle: oracle, Harness: inputs})
+	}
 	for _, r := range budget.Rules {
 		if f != nil && f.Rule == r {
 			return g.fail(r, f.Reason)

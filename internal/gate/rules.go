@@ -13,6 +13,7 @@ const (
 	RuleBudgetSymlink  = "budget.symlink"
 	RuleBudgetDeny     = "budget.deny"
 	RuleBudgetOracle   = "budget.oracle"
+	RuleBudgetHarness  = "budget.harness"
 	RuleBudgetFiles    = "budget.files"
 	RuleBudgetLines    = "budget.lines"
 	RuleBaseFail       = "base.fail"
@@ -28,7 +29,7 @@ const (
 var Rules = []string{
 	RuleCardSignature, RuleCardBase, RuleCardExpired, RuleSandboxRequire,
 	RuleDiffParse, RuleDiffPath,
-	RuleBudgetBinary, RuleBudgetSymlink, RuleBudgetDeny, RuleBudgetOracle, RuleBudgetFiles, RuleBudgetLines,
+	RuleBudgetBinary, RuleBudgetSymlink, RuleBudgetDeny, RuleBudgetOracle, RuleBudgetHarness, RuleBudgetFiles, RuleBudgetLines,
 	RuleBaseFail, RuleBaseInvariant, RuleDiffApply, RuleDiffActual,
 	RulePatchPass, RulePatchInvariant,
 }

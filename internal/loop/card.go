@@ -9,6 +9,7 @@ import (
 	"github.com/failpass/failpass/internal/budget"
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/pathglob"
@@ -111,14 +112,19 @@ func (p *CardPolicy) Scope(path string) string {
 	return ""
 }
 
-// Check applies the card's budget, with the gate's rules, to the
-// cumulative change from the card's base to the worktree dir.
+// Check applies the card's budget, with the gate's rules (budget.harness
+// included), to the cumulative change from the card's base to the
+// worktree dir.
 func (p *CardPolicy) Check(ctx context.Context, repo *gitx.Repo, dir string) (*budget.Finding, error) {
 	cs, err := gitpatch.Actual(ctx, repo, dir, p.Card.BaseSHA)
 	if err != nil {
 		return nil, err
 	}
-	return budget.Check(cs, p.Card.EffectiveBudget(), p.Oracle), nil
+	inputs, err := gate.HarnessInputs(ctx, repo, p.Card.BaseSHA, p.Card, cs.Paths())
+	if err != nil {
+		return nil, err
+	}
+	return budget.CheckScope(cs, p.Card.EffectiveBudget(), budget.Scope{Oracle: p.Oracle, Harness: inputs}), nil
 }
 
 // argvString writes argv as one POSIX-quoted command string that

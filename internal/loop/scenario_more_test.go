@@ -409,3 +409,33 @@ if [ -n "$(git for-each-ref refs/failpass/)" ]; then echo "sees attempt refs" >&
 		t.Fatal("the attempt ref is missing")
 	}
 }
+
+// The loop's budget check on the cumulative diff applies budget.harness as
+// the gate does: a fixer that adds a module shadowing the runner is out
+// of scope, a library edit is not.
+func TestCardPolicyHarness(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	c, err := card.Parse("card.yml", []byte(`id: "C-2"
+base_ref: "main"
+fail: {cmd: ["python3", "-m", "unittest", "tests.test_app"], expect_exit: 1}
+pass: {cmd: ["python3", "-m", "unittest", "tests.test_app"], expect_exit: 0}
+invariant: {cmd: ["sh", "check.sh"], expect_exit: 0}
+budget: {max_files: 5, max_changed_lines: 50}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := NewCardPolicy(context.Background(), s.repo, c, filepath.Join(t.TempDir(), "card.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(s.dir, "app.txt"), "hello ok\n", 0o644)
+	if f, err := pol.Check(context.Background(), s.repo, s.dir); err != nil || f != nil {
+		t.Fatalf("Check(library edit) = %+v, %v, want nil", f, err)
+	}
+	writeFile(t, filepath.Join(s.dir, "unittest.py"), "import sys\nsys.exit(0)\n", 0o644)
+	f, err := pol.Check(context.Background(), s.repo, s.dir)
+	if err != nil || f == nil || f.Rule != "budget.harness" || f.Path != "unittest.py" {
+		t.Fatalf("Check(unittest.py added) = %+v, %v, want budget.harness on unittest.py", f, err)
+	}
+}

@@ -91,7 +91,7 @@ const (
 )
 
 // DraftInstruction is the fixed instruction that ends every draft prompt.
-const DraftInstruction = `Answer with exactly one unified diff (git diff format, paths a/... and b/...) against the card's base that makes the fail command pass, keeps the invariant passing, stays inside the card's budget, and touches no path the deny globs match, no file the card's commands name, and not the card. No other text.`
+const DraftInstruction = `Answer with exactly one unified diff (git diff format, paths a/... and b/...) against the card's base that makes the fail command pass, keeps the invariant passing, stays inside the card's budget, and touches no path the deny globs match, no file the card's commands name, no file the test runner loads beside the tests (test files, conftest.py, __init__.py on the tests' path, the runner's configuration, go.mod, go.work, vendor/) unless budget.allow_harness names it, and not the card. No other text.`
 
 // PromptParts is everything a draft prompt is made of; nothing else (no
 // tree listing, no issue thread, no file contents) ever enters it.

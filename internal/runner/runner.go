@@ -46,10 +46,23 @@ type Command struct {
 	// Config is a configuration file the argv names explicitly (pytest -c,
 	// --rootdir), relative to Workdir; "" when none.
 	Config string
+	// Plugins are the modules pytest's -p options load ("-p no:NAME",
+	// which disables one, is not listed).
+	Plugins []string
+	// Discover is what unittest's discovery searches (`unittest
+	// discover`, or unittest with no test named); nil otherwise.
+	Discover *Discovery
 	// Narrowed says the argv narrows the selection in a way failpass does
 	// not follow (pytest -k or -m, unittest discover, a -run on several
 	// packages): the tests that run are not exactly Targets.
 	Narrowed string
+}
+
+// Discovery is a unittest discovery's start folder, file pattern and
+// top-level folder, as written ("" where the argv leaves the default:
+// ".", "test*.py", the start folder).
+type Discovery struct {
+	Start, Pattern, Top string
 }
 
 // Target is one positional selection.
@@ -239,6 +252,10 @@ func (c *Command) pytest(args []string) {
 			c.Narrowed = "pytest " + name + " " + val
 		case "-c", "--config-file", "--rootdir":
 			c.Config = val
+		case "-p":
+			if !strings.HasPrefix(val, "no:") && val != "" {
+				c.Plugins = append(c.Plugins, val)
+			}
 		}
 	}
 }
@@ -254,6 +271,7 @@ func (c *Command) unittest(args []string) {
 		switch {
 		case a == "discover":
 			c.Narrowed = "unittest discover"
+			c.Discover = discovery(args[i+1:])
 			return
 		case a == "-k":
 			c.Narrowed = "unittest -k"
@@ -269,7 +287,54 @@ func (c *Command) unittest(args []string) {
 	}
 	if len(c.Targets) == 0 && c.Narrowed == "" {
 		c.Narrowed = "unittest with no test named (discovery)"
+		c.Discover = &Discovery{}
 	}
+}
+
+// discovery reads `unittest discover`'s options and positional start,
+// pattern and top-level folder.
+func discovery(args []string) *Discovery {
+	d := &Discovery{}
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		var dst *string
+		switch name {
+		case "-s", "--start-directory":
+			dst = &d.Start
+		case "-p", "--pattern":
+			dst = &d.Pattern
+		case "-t", "--top-level-directory":
+			dst = &d.Top
+		case "-k":
+			if !hasVal {
+				i++
+			}
+			continue
+		default:
+			if !strings.HasPrefix(a, "-") {
+				pos = append(pos, a)
+			}
+			continue
+		}
+		if !hasVal && i+1 < len(args) {
+			val = args[i+1]
+			i++
+		}
+		*dst = val
+	}
+	for i, p := range pos {
+		switch {
+		case i == 0 && d.Start == "":
+			d.Start = p
+		case i == 1 && d.Pattern == "":
+			d.Pattern = p
+		case i == 2 && d.Top == "":
+			d.Top = p
+		}
+	}
+	return d
 }
 
 // goValueFlags are go test's (and go build's) flags that take a value

@@ -1,0 +1,126 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/harness"
+)
+
+// HarnessInputs says which of paths are implicit inputs of the card's test
+// runners (budget.harness), and why, reading the base tree at base as far
+// as deciding them needs (often not at all). A candidate's own files are
+// never read: its go.work, conftest.py or package.json could say anything.
+func HarnessInputs(ctx context.Context, repo *gitx.Repo, base string, c *card.Card, paths []string) (map[string]string, error) {
+	t := &baseTree{ctx: ctx, repo: repo, base: base, blobs: map[string]blob{}}
+	return harness.Find([]card.Command{c.Fail, c.Pass, c.Invariant}, paths, t)
+}
+
+// maxHarnessFile is the largest base file the harness rule reads (a Go
+// file's imports); a larger one (generated tables) reads as absent.
+const maxHarnessFile = 4 << 20
+
+type blob struct {
+	oid  string
+	size int64
+}
+
+// baseTree is harness.Tree over a commit: `git ls-tree` of the folders
+// asked about, `git cat-file --batch` of the files.
+type baseTree struct {
+	ctx   context.Context
+	repo  *gitx.Repo
+	base  string
+	blobs map[string]blob // what listings found
+}
+
+func (t *baseTree) List(dirs []string) (map[string][]string, error) {
+	want := map[string]bool{}
+	args := []string{"ls-tree", "-l", "-z", "--full-tree", t.base, "--"}
+	for _, d := range dirs {
+		want[d] = true
+		if d == "." {
+			args = append(args, ".")
+		} else {
+			args = append(args, d+"/")
+		}
+	}
+	raw, err := gitx.CommandEnv(t.ctx, t.repo.Dir, nil, []string{"GIT_LITERAL_PATHSPECS=1"}, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, rec := range bytes.Split(raw, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, name, ok := strings.Cut(string(rec), "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 4 {
+			return nil, fmt.Errorf("git ls-tree: unexpected record %q", rec)
+		}
+		if f[1] != "blob" {
+			continue
+		}
+		size, _ := strconv.ParseInt(f[3], 10, 64)
+		t.blobs[name] = blob{oid: f[2], size: size}
+		if d := path.Dir(name); want[d] {
+			out[d] = append(out[d], path.Base(name))
+		}
+	}
+	return out, nil
+}
+
+func (t *baseTree) Read(paths []string) (map[string][]byte, error) {
+	var in bytes.Buffer
+	var asked []string
+	for _, p := range paths {
+		b, listed := t.blobs[p]
+		switch {
+		case listed && b.size > maxHarnessFile:
+		case listed:
+			in.WriteString(b.oid + "\n")
+			asked = append(asked, p)
+		case !strings.ContainsAny(p, "\n\r"):
+			in.WriteString(t.base + ":" + p + "\n")
+			asked = append(asked, p)
+		}
+	}
+	out := map[string][]byte{}
+	if len(asked) == 0 {
+		return out, nil
+	}
+	raw, err := gitx.Command(t.ctx, t.repo.Dir, in.Bytes(), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range asked {
+		line, rest, ok := bytes.Cut(raw, []byte{'\n'})
+		if !ok {
+			return nil, fmt.Errorf("git cat-file --batch: output ends early")
+		}
+		raw = rest
+		if bytes.HasSuffix(line, []byte(" missing")) || bytes.HasSuffix(line, []byte(" ambiguous")) {
+			continue // not in the base
+		}
+		f := strings.Fields(string(line))
+		if len(f) != 3 {
+			return nil, fmt.Errorf("git cat-file --batch: unexpected header %q", line)
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil || size < 0 || size+1 > len(raw) {
+			return nil, fmt.Errorf("git cat-file --batch: unexpected header %q", line)
+		}
+		if f[1] == "blob" && size <= maxHarnessFile {
+			out[p] = raw[:size:size]
+		}
+		raw = raw[size+1:]
+	}
+	return out, nil
+}
