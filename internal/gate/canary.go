@@ -35,28 +35,19 @@ const (
 // file is removed afterwards.
 func (g *gateRun) canaryRule(ctx context.Context) error {
 	c := g.o.Card
-	if c.Canary == card.CanaryOff {
-		g.add(Step{Rule: RulePatchCanary, Status: StatusNotRun, Reason: CanaryOffReason})
+	switch {
+	case g.canary.notRun != "":
+		g.add(Step{Rule: RulePatchCanary, Status: StatusNotRun, Reason: g.canary.notRun})
 		return nil
+	case g.canary.err != nil:
+		return g.fail(RulePatchCanary, "the canary test could not be planned: "+g.canary.err.Error())
 	}
+	plan := g.canary.plan
 	root, err := os.OpenRoot(g.wt.Dir)
 	if err != nil {
 		return fmt.Errorf("canary: %w", err)
 	}
 	defer root.Close()
-	tok, err := canaryToken()
-	if err != nil {
-		return err
-	}
-	plan, err := runner.PlanCanary(root.FS(), c.Pass.Cmd, c.Pass.Workdir, tok)
-	var nr *runner.NotRecognizedError
-	switch {
-	case errors.As(err, &nr):
-		g.add(Step{Rule: RulePatchCanary, Status: StatusNotRun, Reason: CanaryNotRecognized})
-		return nil
-	case err != nil:
-		return g.fail(RulePatchCanary, "the canary test could not be planned: "+err.Error())
-	}
 	if err := writeCanary(root, plan); err != nil {
 		return g.fail(RulePatchCanary, fmt.Sprintf("the canary test could not be written beside %s: %v", plan.Oracle, err))
 	}
@@ -94,6 +85,46 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 	step.Status = StatusFail
 	g.add(step)
 	return g.broken(RulePatchCanary, step.Reason)
+}
+
+// canaryPlan is what planCanary decided: a plan, a reason not to run, or
+// an error reading the tree.
+type canaryPlan struct {
+	plan   *runner.Canary
+	notRun string
+	err    error
+}
+
+// planCanary plans patch.canary from the patched tree before any patched
+// run: a run cannot then hide the oracle test from it (and turn the
+// canary into "not run") by changing the tree. Only a failure to read
+// randomness is trouble.
+func (g *gateRun) planCanary() error {
+	c := g.o.Card
+	if c.Canary == card.CanaryOff {
+		g.canary = canaryPlan{notRun: CanaryOffReason}
+		return nil
+	}
+	tok, err := canaryToken()
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(g.wt.Dir)
+	if err != nil {
+		return fmt.Errorf("canary: %w", err)
+	}
+	defer root.Close()
+	plan, err := runner.PlanCanary(root.FS(), c.Pass.Cmd, c.Pass.Workdir, tok)
+	var nr *runner.NotRecognizedError
+	switch {
+	case errors.As(err, &nr):
+		g.canary = canaryPlan{notRun: CanaryNotRecognized}
+	case err != nil:
+		g.canary = canaryPlan{err: err}
+	default:
+		g.canary = canaryPlan{plan: plan}
+	}
+	return nil
 }
 
 // canaryToken is a fresh random name for a canary: runner.TokenLen

@@ -195,6 +195,9 @@ type gateRun struct {
 	// session is the sandbox helper the commands run in one worktree
 	// share, when the sandbox is on.
 	session *run.Session
+	// canary is patch.canary's plan, made before the patched runs (see
+	// canary.go).
+	canary canaryPlan
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
@@ -591,6 +594,11 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return g.fail(RuleDiffActual, "the applied patch differs from what the diff declares: "+why)
 	}
 	g.ok(RuleDiffActual)
+	// The canary is planned from the tree as the diff made it, before any
+	// patched run could change what it reads.
+	if err := g.planCanary(); err != nil {
+		return err
+	}
 	if err := g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky); err != nil {
 		return err
 	}
