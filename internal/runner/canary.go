@@ -120,15 +120,34 @@ func (c Command) pytestCanary(fsys fs.FS, argv []string, l *layout, token string
 		return nil, err
 	}
 	file := "test_" + token + ".py"
-	fn := pytestFunction(t.ID, token)
+	rel := path.Join(path.Dir(t.Path), file)
 	var b bytes.Buffer
 	b.Write(pythonImports(src))
-	fmt.Fprintf(&b, "\n\ndef %s():\n    got, want = %q, %q\n    assert got == want\n", fn, token[:5], token[5:])
-	rel := path.Join(path.Dir(t.Path), file)
+	var node string
+	if class, _, ok := strings.Cut(t.ID, "::"); ok && unittestClass(src, class) {
+		// The oracle is a unittest.TestCase that pytest runs: so is the
+		// canary, failing through self.assertEqual.
+		class := "Test" + strings.ToUpper(token[:1]) + token[1:]
+		fmt.Fprintf(&b, "import unittest\n\n\nclass %s(unittest.TestCase):\n    def test_%s(self):\n        self.assertEqual(%q, %q)\n", class, token, token[:5], token[5:])
+		node = rel + "::" + class + "::test_" + token
+	} else {
+		fn := pytestFunction(t.ID, token)
+		fmt.Fprintf(&b, "\n\ndef %s():\n    got, want = %q, %q\n    assert got == want\n", fn, token[:5], token[5:])
+		node = rel + "::" + fn
+	}
 	return &Canary{
 		File: path.Join(path.Dir(oracle), file), Source: b.Bytes(), Oracle: oracle,
-		Argv: retarget(argv, l, []string{rel + "::" + fn}),
+		Argv: retarget(argv, l, []string{node}),
 	}, nil
+}
+
+// unittestClass says whether Python source declares class at top level
+// with a base whose name says TestCase (unittest.TestCase, a project's
+// own SomethingTestCase).
+func unittestClass(src []byte, class string) bool {
+	re := regexp.MustCompile(`(?m)^class\s+` + regexp.QuoteMeta(class) + `\s*\(([^)]*)\)`)
+	m := re.FindSubmatch(src)
+	return m != nil && bytes.Contains(m[1], []byte("TestCase"))
 }
 
 // pytestFunction names the canary's test function so pytest collects it
