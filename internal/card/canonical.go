@@ -26,6 +26,7 @@ type canonCard struct {
 	Invariant canonCommand  `json:"invariant"`
 	Budget    canonBudget   `json:"budget"`
 	Sandbox   *canonSandbox `json:"sandbox,omitempty"`
+	Canary    string        `json:"canary,omitempty"`
 	Signoff   *canonSignoff `json:"signoff,omitempty"`
 }
 
@@ -73,6 +74,7 @@ func (c *Card) Canonical() ([]byte, error) {
 		ID: c.ID, Origin: c.Origin, BaseRef: c.BaseRef, BaseSHA: c.BaseSHA,
 		Fail:      canonCmd(c.Fail),
 		Pass:      canonCmd(c.Pass),
+		Canary:    c.Canary,
 		Invariant: canonCmd(c.Invariant),
 		Budget: canonBudget{
 			MaxFiles:        c.Budget.MaxFiles,

@@ -41,6 +41,11 @@ const (
 // Roles lists every role in card order.
 var Roles = []Role{RoleFail, RolePass, RoleInvariant}
 
+// CanaryOff is the one value of the card's canary field: the gate writes
+// no canary test for this card (rule patch.canary is not run, and every
+// verdict says so).
+const CanaryOff = "off"
+
 // Sandbox requirements a card may name in sandbox.require.
 var SandboxRequirements = []string{"network", "filesystem", "processes", "resources"}
 
@@ -132,9 +137,12 @@ type Card struct {
 	Fail, Pass, Invariant Command
 	Budget                Budget
 	Sandbox               *Sandbox
-	Signoff               *Signoff
-	Signatures            []Signature
-	Annotations           []Annotation
+	// Canary is CanaryOff when the card turns the gate's canary off;
+	// "" (the default) keeps it on.
+	Canary      string
+	Signoff     *Signoff
+	Signatures  []Signature
+	Annotations []Annotation
 }
 
 // Command returns the command of role r, or the zero Command for an

@@ -62,6 +62,9 @@ func TestParseFull(t *testing.T) {
 	if c.Sandbox == nil || !slices.Equal(c.Sandbox.Require, []string{"network", "filesystem"}) {
 		t.Errorf("sandbox = %+v", c.Sandbox)
 	}
+	if c.Canary != CanaryOff {
+		t.Errorf("canary = %q, want %q", c.Canary, CanaryOff)
+	}
 	if c.Signoff == nil || len(c.Signoff.Runs) != 2 || c.Signoff.Runs[0] != (Run{Role: "fail", Exit: 1, DurationMS: 812}) {
 		t.Errorf("signoff = %+v", c.Signoff)
 	}
@@ -366,4 +369,27 @@ func FuzzFields(f *testing.F) {
 			t.Fatalf("Canonical(accepted card) = %v", err)
 		}
 	})
+}
+
+// TestCanarySigned: turning the canary off changes the signed bytes, so
+// it cannot be done to a signed card without re-signing it.
+func TestCanarySigned(t *testing.T) {
+	c := mustLoad(t, "testdata/seed.yml")
+	on, err := c.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Canary = CanaryOff
+	off, err := c.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(on, off) || !bytes.Contains(off, []byte(`"canary":"off"`)) || bytes.Contains(on, []byte("canary")) {
+		t.Errorf("Canonical with canary off = %s, on = %s", off, on)
+	}
+	data, _ := os.ReadFile("testdata/seed.yml")
+	plain, err := Parse("seed", append(data, "canary: off\n"...))
+	if err != nil || plain.Canary != CanaryOff {
+		t.Errorf("Parse(canary: off) = %v, %v", plain, err)
+	}
 }

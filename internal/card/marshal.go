@@ -66,6 +66,9 @@ func Marshal(c *Card) ([]byte, error) {
 		b.WriteString("sandbox:\n")
 		kv("  ", "require", list(c.Sandbox.Require))
 	}
+	if c.Canary != "" {
+		kv("", "canary", q(c.Canary))
+	}
 	if s := c.Signoff; s != nil {
 		b.WriteString("signoff:\n")
 		kv("  ", "at", q(s.At))

@@ -442,7 +442,7 @@ func (p *parser) rfc3339(n *yaml.Node, field string) (string, time.Time, error) 
 	return s, t, nil
 }
 
-var rootKeys = []string{"id", "origin", "base_ref", "base_sha", "expires", "fail", "pass", "invariant", "budget", "sandbox", "signoff", "signatures", "annotations"}
+var rootKeys = []string{"id", "origin", "base_ref", "base_sha", "expires", "fail", "pass", "invariant", "budget", "sandbox", "canary", "signoff", "signatures", "annotations"}
 
 var (
 	sha1Hex   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
@@ -526,6 +526,15 @@ func (p *parser) card(root *yaml.Node) (*Card, error) {
 	if n, ok := v["sandbox"]; ok {
 		if c.Sandbox, err = p.sandbox(n); err != nil {
 			return nil, err
+		}
+	}
+	if n, ok := v["canary"]; ok {
+		if c.Canary, err = p.str(n, "canary"); err != nil {
+			return nil, err
+		}
+		if c.Canary != CanaryOff {
+			return nil, p.errNode(n, "canary", fmt.Sprintf("%q is not a canary setting: the only one is \"off\"", c.Canary),
+				"write canary: \"off\" to turn the canary test off, or remove the key to keep it on")
 		}
 	}
 	if n, ok := v["signoff"]; ok {

@@ -212,6 +212,11 @@ func TestParseRefuses(t *testing.T) {
 		{"sandbox unknown", add("sandbox: {require: [gpu]}\n"), 18, 21, "sandbox.require[0]", `unknown requirement "gpu"`},
 		{"sandbox duplicate", add("sandbox: {require: [network, network]}\n"), 18, 30, "sandbox.require[1]", "listed twice"},
 		{"sandbox unknown key", add("sandbox: {requires: [network]}\n"), 18, 11, "sandbox.requires", "unknown key"},
+		// Canary.
+		{"canary on", add("canary: \"on\"\n"), 18, 9, "canary", `"on" is not a canary setting`},
+		{"canary false", add("canary: false\n"), 18, 9, "canary", "expected a string, got the boolean false"},
+		{"canary empty", add("canary: \"\"\n"), 18, 9, "canary", `"" is not a canary setting`},
+		{"canary list", add("canary: [off]\n"), 18, 9, "canary", "expected a string"},
 		// Signoff, signatures, annotations.
 		{"signoff decision", add("signoff: {at: \"2026-01-01T00:00:00Z\", tool: t, decision: stale, runs: [{role: fail, exit: 1, duration_ms: 1}]}\n"), 18, 58, "signoff.decision", "not a signing decision"},
 		{"signoff missing tool", add("signoff: {at: \"2026-01-01T00:00:00Z\", decision: sign, runs: []}\n"), 18, 10, "signoff.tool", "missing"},

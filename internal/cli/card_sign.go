@@ -281,6 +281,9 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 	defer sess.Close()
 	prog := newStepProgress(env) // nil unless stderr is a terminal
 
+	logOf := func(role card.Role, i int) string {
+		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", role, i+1))
+	}
 	one := func(role card.Role, i int) (run.Result, error) {
 		step := fmt.Sprintf("%s run %d", role, i+1)
 		if role == card.RoleFail {
@@ -297,7 +300,7 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 			}
 		}
 		cmd := c.Command(role)
-		log := filepath.Join(logDir, fmt.Sprintf("%s-%d.log", role, i+1))
+		log := logOf(role, i)
 		res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
 			Env: signEnv(env.Getenv, cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy, Session: sess})
 		if err != nil {
@@ -318,18 +321,29 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 		if err != nil {
 			return nil, sign.Verdict{}, err
 		}
-		fmt.Fprintf(env.Stdout, "fail run %d/%d: %s in %s (expect %d)\n", i+1, n, res, signMS(res.Duration), c.Fail.ExpectExit)
-		fails = append(fails, sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive()})
+		cause := gate.EnvironmentOf(c.Fail, res, logOf(card.RoleFail, i))
+		fmt.Fprintf(env.Stdout, "fail run %d/%d: %s in %s (expect %d)%s\n", i+1, n, res, signMS(res.Duration), c.Fail.ExpectExit, signCause(cause))
+		fails = append(fails, sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause})
 		runs = append(runs, card.Run{Role: string(card.RoleFail), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
 	}
 	res, err := one(card.RoleInvariant, 0)
 	if err != nil {
 		return nil, sign.Verdict{}, err
 	}
-	fmt.Fprintf(env.Stdout, "invariant: %s in %s (expect %d)\n", res, signMS(res.Duration), c.Invariant.ExpectExit)
-	inv := sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive()}
+	cause := gate.EnvironmentOf(c.Invariant, res, logOf(card.RoleInvariant, 0))
+	fmt.Fprintf(env.Stdout, "invariant: %s in %s (expect %d)%s\n", res, signMS(res.Duration), c.Invariant.ExpectExit, signCause(cause))
+	inv := sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause}
 	runs = append(runs, card.Run{Role: string(card.RoleInvariant), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
 	return runs, sign.Decide(fails, c.Fail.ExpectExit, inv, c.Invariant.ExpectExit), nil
+}
+
+// signCause is what a run line adds when the run failed for its
+// environment.
+func signCause(cause string) string {
+	if cause == "" {
+		return ""
+	}
+	return ": failed for its environment, not at a test"
 }
 
 // signExit is the exit code as the signoff records it (0..255). Only

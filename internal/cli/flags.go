@@ -14,6 +14,8 @@ type flagSet struct {
 	*flag.FlagSet
 	usage string
 	out   io.Writer
+	// trailer, when set, is printed after the flags by -h.
+	trailer string
 }
 
 // newFlags makes a flag set for a command. usage is the synopsis line(s)
@@ -57,6 +59,9 @@ func (f *flagSet) printUsage() {
 	f.FlagSet.SetOutput(io.Discard)
 	if b.Len() > 0 {
 		fmt.Fprintf(f.out, "\nflags:\n%s", b.String())
+	}
+	if f.trailer != "" {
+		fmt.Fprintf(f.out, "\n%s", f.trailer)
 	}
 }
 

@@ -29,6 +29,28 @@ const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--
     [--junit FILE] [--sandbox=off] [--keep-worktree] [--log-dir DIR] [--record FILE [--record-key KEY]]
 failpass gate --card FILE --commits BASE..HEAD [...]`
 
+// gateRulesHelp lists the rule ids, in gate order, for `gate -h`.
+func gateRulesHelp() string {
+	var b strings.Builder
+	b.WriteString("rules, in gate order (the first broken one is the verdict's rule):\n")
+	line := " "
+	for _, r := range append(append([]string(nil), gate.Rules...), gate.RulePatchFlaky) {
+		if len(line)+len(r)+1 > 78 {
+			b.WriteString(line + "\n")
+			line = " "
+		}
+		line += " " + r
+	}
+	b.WriteString(line + "\n")
+	b.WriteString("patch.canary: a failing test written beside the oracle test must fail under the pass\n" +
+		"  command; not run (runner not recognized) for a runner or selection it cannot follow,\n" +
+		"  not run (canary: \"off\" in the card) when the card turns it off.\n" +
+		"A run that timed out, died by a signal, exited 125-127, or (for go test, pytest and\n" +
+		"  unittest) failed for its environment, such as a package that did not build, is\n" +
+		"  inconclusive and never satisfies a rule.\n")
+	return b.String()
+}
+
 type gateFlags struct {
 	card           string
 	diffs          stringList
@@ -59,6 +81,7 @@ func (f *gateFlags) batch() bool {
 func runGate(ctx context.Context, env *Env, args []string) error {
 	var f gateFlags
 	fs := newFlags(env, "gate", gateUsage)
+	fs.trailer = gateRulesHelp()
 	fs.StringVar(&f.card, "card", "", "the contract card `FILE`")
 	fs.Var(&f.diffs, "diff", "a candidate diff `FILE` (- for stdin); repeatable")
 	fs.StringVar(&f.repo, "repo", ".", "the repository `DIR`")

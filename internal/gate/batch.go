@@ -353,7 +353,7 @@ func (b *Batch) envFingerprint(g *gateRun) (string, error) {
 
 var dynamicRuleSet = map[string]bool{
 	RuleBaseFail: true, RuleBaseInvariant: true, RuleDiffApply: true, RuleDiffActual: true,
-	RulePatchPass: true, RulePatchInvariant: true,
+	RulePatchPass: true, RulePatchInvariant: true, RulePatchCanary: true,
 }
 
 // validDyn refuses a cache entry that could not have come from a real
@@ -368,13 +368,19 @@ func validDyn(e dynEntry) bool {
 			return false
 		}
 		for _, s := range e.Steps {
-			if s.Status != StatusOK {
+			if s.Status != StatusOK && !canaryNotRun(s) {
 				return false
 			}
 		}
 		return true
 	}
 	return (dynamicRuleSet[e.Rule] || e.Rule == RulePatchFlaky) && e.Steps[len(e.Steps)-1].Status == StatusFail && e.Reason != ""
+}
+
+// canaryNotRun is the one step that may hold without running: a canary
+// the card turned off or whose runner is not recognized, which says why.
+func canaryNotRun(s Step) bool {
+	return s.Rule == RulePatchCanary && s.Status == StatusNotRun && s.Reason != ""
 }
 
 func validBase(r baseResult) bool {
@@ -398,7 +404,7 @@ func stepsValid(steps []Step) bool {
 	}
 	seen := map[string]bool{}
 	for _, s := range steps {
-		if !dynamicRuleSet[s.Rule] || seen[s.Rule] || (s.Status != StatusOK && s.Status != StatusFail) {
+		if !dynamicRuleSet[s.Rule] || seen[s.Rule] || (s.Status != StatusOK && s.Status != StatusFail && !canaryNotRun(s)) {
 			return false
 		}
 		seen[s.Rule] = true

@@ -24,6 +24,7 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/runner"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
 )
@@ -50,6 +51,9 @@ type RunResult struct {
 	Signal     string   `json:"signal,omitempty"`
 	TimedOut   bool     `json:"timed_out"`
 	DurationMS int64    `json:"duration_ms"`
+	// Environment, when set, says the run failed for its environment
+	// rather than at a test (runner.Classify): it is inconclusive.
+	Environment string `json:"environment,omitempty"`
 }
 
 // Verdict is the gate's answer for one candidate. Its JSON form is the
@@ -223,6 +227,9 @@ type gateRun struct {
 	// candidateCaches is the folder of an uncontained candidate's own
 	// caches (--sandbox=off; see candidateEnv).
 	candidateCaches string
+	// canary is patch.canary's plan, made before the patched runs (see
+	// canary.go).
+	canary canaryPlan
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
@@ -276,7 +283,11 @@ func (g *gateRun) finish() {
 	}
 	for _, r := range Rules {
 		if !seen[r] {
-			g.v.Steps = append(g.v.Steps, Step{Rule: r, Status: StatusNotRun})
+			s := Step{Rule: r, Status: StatusNotRun}
+			if r == RulePatchCanary && g.o.Card.Canary == card.CanaryOff {
+				s.Reason = CanaryOffReason // every verdict of such a card says so
+			}
+			g.v.Steps = append(g.v.Steps, s)
 		}
 	}
 	// Steps read in gate order even when a rule was decided early (a diff
@@ -693,7 +704,8 @@ func candidateEnv(env []string, dir string) []string {
 
 // patchedRules applies the diff to g.wt, a clean checkout of the base,
 // and runs the patched side: diff.apply, diff.actual, patch.pass,
-// patch.invariant.
+// patch.invariant, patch.canary. A single gate and a batch both come
+// here, so they never diverge.
 func (g *gateRun) patchedRules(ctx context.Context) error {
 	wt, c := g.wt, g.o.Card
 	if _, err := wt.GitInput(ctx, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
@@ -712,6 +724,11 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return g.fail(RuleDiffActual, "the applied patch differs from what the diff declares: "+why)
 	}
 	g.ok(RuleDiffActual)
+	// The canary is planned from the tree as the diff made it, before any
+	// patched run could change what it reads.
+	if err := g.planCanary(); err != nil {
+		return err
+	}
 	leave, err := g.enterCandidate()
 	if err != nil {
 		return err
@@ -720,12 +737,57 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	if err := g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky); err != nil {
 		return err
 	}
-	return g.runRule(ctx, RulePatchInvariant, "patch-invariant", c.Invariant, RulePatchFlaky)
+	if err := g.runRule(ctx, RulePatchInvariant, "patch-invariant", c.Invariant, RulePatchFlaky); err != nil {
+		return err
+	}
+	return g.canaryRule(ctx)
+}
+
+// runCmd is how every card command of this gate runs: in the worktree, with
+// the command's environment, timeout, the side's sandbox policy (base or
+// candidate, see enterCandidate) and the gate's session; the verdict's
+// sandbox report notes the cache the run saw. argv is cmd.Cmd, or the
+// canary's retargeted form of it.
+func (g *gateRun) runCmd(ctx context.Context, cmd card.Command, argv []string, logPath string) (run.Result, error) {
+	var env []string
+	if g.o.Env != nil {
+		env = g.o.Env(cmd)
+	}
+	if g.candidateCaches != "" {
+		env = candidateEnv(env, g.candidateCaches)
+	}
+	res, err := run.Run(ctx, run.Spec{
+		Argv: argv, Root: g.wt.Dir, Workdir: cmd.Workdir, Env: env,
+		Timeout: cmd.Timeout, Log: logPath, Sandbox: g.policy, Session: g.session,
+	})
+	if err == nil && res.Cache != "" && g.v.Sandbox.Cache != sandbox.CachePrivateCold {
+		g.v.Sandbox.Cache = res.Cache // one cold run makes the verdict's cache cold
+	}
+	return res, err
+}
+
+// runError turns an error of run.Run into a broken rule when it is the
+// card's or the command's doing, and returns any other error as trouble.
+func (g *gateRun) runError(rule string, err error) error {
+	var we *run.WorkdirError
+	var ie *sandbox.IntegrityError
+	switch {
+	case errors.As(err, &we):
+		return g.fail(rule, err.Error())
+	case errors.As(err, &ie):
+		// A command that rewrote the repository's git config may
+		// have planted a program for failpass's own git calls:
+		// stop before any more run.
+		return g.fail(rule, err.Error())
+	}
+	return err
 }
 
 // runRule runs cmd Repeat times in the worktree. Every run must be
 // conclusive and exit cmd.ExpectExit; runs that disagree break flakyRule
-// when given, else rule.
+// when given, else rule. A base run of a recognized test runner that
+// failed for its environment (runner.Classify) is inconclusive: a test
+// that never compiled or never imported proves no bug.
 func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Command, flakyRule string) error {
 	step := Step{Rule: rule, Expected: intp(cmd.ExpectExit)}
 	if g.o.Starting != nil {
@@ -734,49 +796,36 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 	var exits []string
 	agree, conclusive := true, true
 	var first *run.Result
+	kind := runner.Unknown
+	if rule == RuleBaseFail || rule == RuleBaseInvariant {
+		kind = runner.Recognize(cmd.Cmd, cmd.Workdir).Kind
+	}
+	environment := ""
 	for i := 0; i < g.o.Repeat; i++ {
 		name := logName
 		if g.o.Repeat > 1 {
 			name = fmt.Sprintf("%s.%d", logName, i+1)
 		}
 		logPath := filepath.Join(g.o.LogDir, name+".log")
-		var env []string
-		if g.o.Env != nil {
-			env = g.o.Env(cmd)
-		}
-		if g.candidateCaches != "" {
-			env = candidateEnv(env, g.candidateCaches)
-		}
-		res, err := run.Run(ctx, run.Spec{
-			Argv: cmd.Cmd, Root: g.wt.Dir, Workdir: cmd.Workdir, Env: env,
-			Timeout: cmd.Timeout, Log: logPath, Sandbox: g.policy, Session: g.session,
-		})
+		res, err := g.runCmd(ctx, cmd, cmd.Cmd, logPath)
 		if err != nil {
-			var we *run.WorkdirError
-			var ie *sandbox.IntegrityError
-			switch {
-			case errors.As(err, &we):
-				return g.fail(rule, err.Error())
-			case errors.As(err, &ie):
-				// A command that rewrote the repository's git config may
-				// have planted a program for failpass's own git calls:
-				// stop before any more run.
-				return g.fail(rule, err.Error())
-			}
-			return err
+			return g.runError(rule, err)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if res.Cache != "" && g.v.Sandbox.Cache != sandbox.CachePrivateCold {
-			g.v.Sandbox.Cache = res.Cache // one cold run makes the verdict's cache cold
-		}
+		env := classify(kind, res, logPath)
 		step.DurationMS += res.Duration.Milliseconds()
-		step.Runs = append(step.Runs, RunResult{Argv: cmd.Cmd, Exit: res.Exit, Signal: res.Signal, TimedOut: res.TimedOut, DurationMS: res.Duration.Milliseconds()})
+		step.Runs = append(step.Runs, RunResult{Argv: cmd.Cmd, Exit: res.Exit, Signal: res.Signal, TimedOut: res.TimedOut,
+			DurationMS: res.Duration.Milliseconds(), Environment: env})
 		step.Log = &logPath
 		exits = append(exits, res.String())
-		if res.Inconclusive() {
+		inconclusive := res.Inconclusive() || env != ""
+		if inconclusive {
 			conclusive = false
+		}
+		if env != "" && environment == "" {
+			environment = env
 		}
 		if first == nil {
 			r := res
@@ -791,6 +840,9 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		g.inconclusive = true
 		step.Status = StatusFail
 		step.Reason = fmt.Sprintf("inconclusive run (%s): it proves nothing whatever expect_exit says", strings.Join(exits, ", "))
+		if environment != "" {
+			step.Reason = fmt.Sprintf("inconclusive run (%s): it failed for its environment, not at a test: %s", strings.Join(exits, ", "), environment)
+		}
 		g.add(step)
 		return g.broken(rule, step.Reason)
 	case !agree:

@@ -22,6 +22,7 @@ const (
 	RuleDiffActual     = "diff.actual"
 	RulePatchPass      = "patch.pass"
 	RulePatchInvariant = "patch.invariant"
+	RulePatchCanary    = "patch.canary"
 	RulePatchFlaky     = "patch.flaky"
 )
 
@@ -31,7 +32,7 @@ var Rules = []string{
 	RuleDiffParse, RuleDiffPath,
 	RuleBudgetBinary, RuleBudgetSymlink, RuleBudgetDeny, RuleBudgetOracle, RuleBudgetHarness, RuleBudgetFiles, RuleBudgetLines,
 	RuleBaseFail, RuleBaseInvariant, RuleDiffApply, RuleDiffActual,
-	RulePatchPass, RulePatchInvariant,
+	RulePatchPass, RulePatchInvariant, RulePatchCanary,
 }
 
 // Step statuses.

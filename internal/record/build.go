@@ -46,9 +46,12 @@ func New(v *gate.Verdict, c *card.Card, diff []byte, patched *Patched, files []F
 	}
 	for _, s := range v.Steps {
 		st := Step{Rule: s.Rule, Status: s.Status, Expected: s.Expected, Runs: []Run{}}
+		if s.Status == gate.StatusNotRun {
+			st.Reason = s.Reason
+		}
 		for _, r := range s.Runs {
 			st.Runs = append(st.Runs, Run{Argv: append([]string{}, r.Argv...), Exit: r.Exit, Signal: r.Signal,
-				TimedOut: r.TimedOut, DurationMS: r.DurationMS})
+				TimedOut: r.TimedOut, DurationMS: r.DurationMS, Environment: r.Environment})
 		}
 		p.Steps = append(p.Steps, st)
 	}

@@ -99,6 +99,12 @@ func Check(s *Statement, c *card.Card) error {
 		}
 		seen[st.Rule] = true
 		role, isCmd := commandRole(st.Rule)
+		if st.Rule == gate.RulePatchCanary {
+			if err := checkCanaryStep(field, st, c); err != nil {
+				return err
+			}
+			continue
+		}
 		if !isCmd {
 			if len(st.Runs) > 0 || st.Expected != nil {
 				return errorf(ProblemMalformed, field, "rule %s runs no command, yet the record holds runs or an expected exit", st.Rule)
@@ -143,9 +149,19 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 			}
 		}
 		// The exits hold; the static rules must have held too, each one
-		// recorded ok.
+		// recorded ok (the canary, ok or not run with its reason).
 		for _, r := range gate.Rules {
 			i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Rule == r })
+			if i >= 0 && r == gate.RulePatchCanary {
+				st := p.Steps[i]
+				switch {
+				case st.Status == gate.StatusNotRun && st.Reason != "":
+					continue
+				case st.Status == gate.StatusOK && canaryHeld(st.Runs):
+					continue
+				}
+				return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but %s neither failed conclusively nor says why it did not run", r)
+			}
 			if i < 0 || p.Steps[i].Status != gate.StatusOK {
 				status := "missing"
 				if i >= 0 {
@@ -173,6 +189,15 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 	if rank < 0 {
 		return errorf(ProblemMalformed, "predicate.rule", "unknown rule %q", broken)
 	}
+	if i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Rule == gate.RulePatchCanary }); i >= 0 {
+		st := p.Steps[i]
+		switch {
+		case broken == gate.RulePatchCanary && len(st.Runs) > 0 && canaryHeld(st.Runs):
+			return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but the canary failed conclusively, as it must", broken)
+		case broken != gate.RulePatchCanary && slices.Index(gate.Rules, gate.RulePatchCanary) > rank && len(st.Runs) > 0:
+			return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke, yet %s ran after it", broken, gate.RulePatchCanary)
+		}
+	}
 	for _, cr := range commandRules {
 		j, runs := judge(cr.rule)
 		at := slices.Index(gate.Rules, cr.rule)
@@ -199,6 +224,38 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 		}
 	}
 	return nil
+}
+
+// checkCanaryStep checks what a patch.canary step may hold: no expected
+// exit (a canary must exit non-zero, whatever code), runs of the pass
+// command's program retargeted at a test of failpass's (so not the card's
+// argv byte for byte), a reason exactly when it did not run.
+func checkCanaryStep(field string, st Step, c *card.Card) error {
+	switch {
+	case st.Expected != nil:
+		return errorf(ProblemMalformed, field+".expected", "the canary has no expected exit")
+	case st.Status == gate.StatusNotRun && len(st.Runs) > 0:
+		return errorf(ProblemMalformed, field, "a canary that did not run has no runs")
+	}
+	for j, r := range st.Runs {
+		if len(r.Argv) == 0 || len(c.Pass.Cmd) == 0 || r.Argv[0] != c.Pass.Cmd[0] {
+			return &Error{Problem: ProblemArgv, Field: fmt.Sprintf("%s.runs[%d].argv", field, j),
+				Msg:  fmt.Sprintf("%s does not run the card's pass command %s", quoteArgv(r.Argv), quoteArgv(c.Pass.Cmd)),
+				Hint: "the record was not made by running this card's commands"}
+		}
+	}
+	return nil
+}
+
+// canaryHeld says whether canary runs show a test that must fail failing:
+// at least one run, each conclusive and exiting non-zero.
+func canaryHeld(runs []Run) bool {
+	for _, r := range runs {
+		if !r.Conclusive() || r.Exit == 0 {
+			return false
+		}
+	}
+	return len(runs) > 0
 }
 
 // describe says in words what runs prove against expect.

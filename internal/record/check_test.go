@@ -96,6 +96,37 @@ func TestCheck(t *testing.T) {
 				s.Predicate.Steps[i].Runs = []Run{}
 			}
 		}},
+		{name: "pass with the canary not run, saying why", edit: func(s *Statement) {
+			st := stepOf(s, gate.RulePatchCanary)
+			st.Status, st.Runs, st.Reason = gate.StatusNotRun, []Run{}, gate.CanaryNotRecognized
+		}},
+		{name: "pass with the canary not run, saying nothing", edit: func(s *Statement) {
+			st := stepOf(s, gate.RulePatchCanary)
+			st.Status, st.Runs = gate.StatusNotRun, []Run{}
+		}, want: ProblemVerdict},
+		{name: "pass whose canary passed", edit: func(s *Statement) { stepOf(s, gate.RulePatchCanary).Runs[0].Exit = 0 }, want: ProblemVerdict},
+		{name: "pass whose canary did not build", edit: func(s *Statement) {
+			stepOf(s, gate.RulePatchCanary).Runs[0].Environment = "go test could not build package x"
+		}, want: ProblemVerdict},
+		{name: "pass whose canary step lost its runs", edit: func(s *Statement) { stepOf(s, gate.RulePatchCanary).Runs = []Run{} }, want: ProblemVerdict},
+		{name: "pass whose base run failed for its environment", edit: func(s *Statement) {
+			stepOf(s, gate.RuleBaseFail).Runs[0].Environment = "go test could not build package x"
+		}, want: ProblemVerdict},
+		{name: "canary with an expected exit", edit: func(s *Statement) { stepOf(s, gate.RulePatchCanary).Expected = intp(1) }, want: ProblemMalformed},
+		{name: "canary run of another program", edit: func(s *Statement) { stepOf(s, gate.RulePatchCanary).Runs[0].Argv[0] = "true" }, want: ProblemArgv},
+		{name: "fail at the canary that passed", edit: func(s *Statement) {
+			s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(gate.RulePatchCanary)
+			st := stepOf(s, gate.RulePatchCanary)
+			st.Status, st.Runs[0].Exit = gate.StatusFail, 0
+		}},
+		{name: "fail at the canary that failed as it must", edit: func(s *Statement) {
+			s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(gate.RulePatchCanary)
+			stepOf(s, gate.RulePatchCanary).Status = gate.StatusFail
+		}, want: ProblemVerdict},
+		{name: "fail with the canary run after the broken rule", fail: true, edit: func(s *Statement) {
+			st := stepOf(s, gate.RulePatchCanary)
+			st.Status, st.Runs = gate.StatusOK, []Run{{Argv: []string{"sh", "x"}, Exit: 1}}
+		}, want: ProblemVerdict},
 		{name: "fail at an unknown rule", fail: true, edit: func(s *Statement) { s.Predicate.Rule = strp("gate.other") }, want: ProblemMalformed},
 	}
 	for _, tc := range tests {

@@ -100,6 +100,10 @@ func passVerdict(c *card.Card) *gate.Verdict {
 			s.Exit = intp(cmd.ExpectExit)
 			s.Runs = []gate.RunResult{run(cmd.Cmd, cmd.ExpectExit)}
 		}
+		if r == gate.RulePatchCanary {
+			s.Exit = intp(1)
+			s.Runs = []gate.RunResult{run([]string{c.Pass.Cmd[0], "canary_test.sh"}, 1)}
+		}
 		v.Steps = append(v.Steps, s)
 	}
 	return v
@@ -115,8 +119,8 @@ func failVerdict(c *card.Card) *gate.Verdict {
 		case gate.RulePatchPass:
 			v.Steps[i].Status = gate.StatusFail
 			v.Steps[i].Runs = []gate.RunResult{run(c.Pass.Cmd, 1)}
-		case gate.RulePatchInvariant:
-			v.Steps[i] = gate.Step{Rule: gate.RulePatchInvariant, Status: gate.StatusNotRun}
+		case gate.RulePatchInvariant, gate.RulePatchCanary:
+			v.Steps[i] = gate.Step{Rule: v.Steps[i].Rule, Status: gate.StatusNotRun}
 		}
 	}
 	return v

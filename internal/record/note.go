@@ -96,7 +96,11 @@ func (n *Note) WriteMarkdown(w io.Writer) error {
 			if s.Expected != nil {
 				exp = fmt.Sprint(*s.Expected)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", code(s.Rule), cell(s.Status), exits(s.Runs), exp)
+			status := s.Status
+			if s.Reason != "" {
+				status += " (" + s.Reason + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", code(s.Rule), cell(status), exits(s.Runs), exp)
 		}
 	} else {
 		b.WriteString("No gate record yet: the rules the card's commands decide, and the exits it expects.\n\n")

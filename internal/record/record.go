@@ -22,6 +22,8 @@ import (
 	"io"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/failpass/failpass/internal/gate"
 )
 
 // Pinned names of the statement.
@@ -137,6 +139,9 @@ type Step struct {
 	Status   string `json:"status"`
 	Expected *int   `json:"expected"`
 	Runs     []Run  `json:"runs"`
+	// Reason says why a rule that held was not run (patch.canary: the
+	// card turned it off, or its runner is not recognized).
+	Reason string `json:"reason,omitempty"`
 }
 
 // Run is one run of a card command.
@@ -146,12 +151,17 @@ type Run struct {
 	Signal     string   `json:"signal"`
 	TimedOut   bool     `json:"timed_out"`
 	DurationMS int64    `json:"duration_ms"`
+	// Environment is the cause when the run failed for its environment
+	// rather than at a test (a package that did not build, a test module
+	// that did not import).
+	Environment string `json:"environment,omitempty"`
 }
 
 // Conclusive says whether the run proves anything: it did not time out,
-// die by a signal or fail to start, and did not exit 125, 126 or 127.
+// die by a signal or fail to start, did not exit 125, 126 or 127, and did
+// not fail for its environment.
 func (r Run) Conclusive() bool {
-	return !r.TimedOut && r.Signal == "" && r.Exit >= 0 && r.Exit != 125 && r.Exit != 126 && r.Exit != 127
+	return !r.TimedOut && r.Signal == "" && r.Exit >= 0 && r.Exit != 125 && r.Exit != 126 && r.Exit != 127 && r.Environment == ""
 }
 
 // Tree is the subject's git tree id, or "" when the subject is not a tree.
@@ -304,7 +314,8 @@ func (s *Statement) check() error {
 				return errorf(ProblemMalformed, fmt.Sprintf("predicate.steps[%d].runs[%d].argv", i, j), "empty argv")
 			}
 		}
-		if len(st.Runs) > 0 && st.Expected == nil {
+		// The canary expects no one exit: any conclusive failure holds.
+		if len(st.Runs) > 0 && st.Expected == nil && st.Rule != gate.RulePatchCanary {
 			return errorf(ProblemMalformed, fmt.Sprintf("predicate.steps[%d].expected", i), "a step with runs names its expected exit")
 		}
 	}

@@ -15,6 +15,7 @@ import (
 //	base.fail: exit 1 (ok)
 //	budget.files: files changed: 4 > 3
 //	patch.pass: not run
+//	patch.canary: not run (runner not recognized)
 //	GATE: FAIL budget.files: files changed: 4 > 3
 //
 // Under --repeat N the command rules say how many runs agreed
@@ -54,6 +55,9 @@ func StepLine(s gate.Step) string {
 	}
 	switch s.Status {
 	case gate.StatusNotRun:
+		if s.Reason != "" {
+			return fmt.Sprintf("%s: not run (%s)", s.Rule, s.Reason)
+		}
 		return s.Rule + ": not run"
 	case gate.StatusOK:
 		if s.Exit != nil {

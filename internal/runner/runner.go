@@ -1,6 +1,9 @@
 // Package runner recognizes the test runner a card command invokes, from
-// its argv alone: which framework, which tests it selects, and where. It
-// is pure: it reads no file and starts no process. The harness rule, the
+// its argv alone: which framework, which tests it selects, and where;
+// plans the canary test beside a command's oracle test (PlanCanary); and
+// tells a run that failed for its environment from one that failed at a
+// test (Classify). It is pure: it starts no process, and reads files only
+// through the fs.FS a caller hands PlanCanary. The harness rule, the
 // canary and the environment check build on what it recognizes; a command
 // it does not recognize gets none of them, and says so.
 package runner
@@ -82,34 +85,63 @@ func (c Command) Recognized() bool { return c.Kind != Unknown }
 
 // Recognize reads argv (a card command's cmd) run in workdir.
 func Recognize(argv []string, workdir string) Command {
+	c, _ := recognize(argv, workdir)
+	return c
+}
+
+// layout is where Recognize found things in argv, for Retarget: the
+// indexes of the positional targets, and of go test's -run and -skip
+// flags with how many elements each spans (1 for "-run=X", 2 for "-run
+// X").
+type layout struct {
+	targets []int
+	flags   map[int]int
+	// end is where the runner's own arguments end: go test's -args, else
+	// len(argv).
+	end int
+}
+
+func (l *layout) target(i int) { l.targets = append(l.targets, i) }
+
+func (l *layout) flag(i, n int) {
+	if l.flags == nil {
+		l.flags = map[int]int{}
+	}
+	l.flags[i] = n
+}
+
+func recognize(full []string, workdir string) (Command, *layout) {
 	c := Command{Workdir: cleanWorkdir(workdir)}
-	argv = stripWrappers(argv)
+	l := &layout{end: len(full)}
+	argv := stripWrappers(full)
 	if len(argv) == 0 {
-		return c
+		return c, l
 	}
 	prog := path.Base(argv[0])
 	rest := argv[1:]
+	// at is the index in full of the first element of args.
+	at := func(args []string) int { return len(full) - len(args) }
 	switch {
 	case isPython(prog):
 		mod, args, ok := pythonModule(rest)
 		if !ok {
-			return c
+			return c, l
 		}
 		switch mod {
 		case "pytest", "py.test":
 			c.Kind, c.Interpreter = Pytest, argv[0]
-			c.pytest(args)
+			c.pytest(args, at(args), l)
 		case "unittest":
 			c.Kind, c.Interpreter = Unittest, argv[0]
-			c.unittest(args)
+			c.unittest(args, at(args), l)
 		}
 	case prog == "pytest" || prog == "py.test":
 		c.Kind = Pytest
-		c.pytest(rest)
+		c.pytest(rest, at(rest), l)
 	case prog == "go":
 		if len(rest) > 0 && rest[0] == "test" {
 			c.Kind = GoTest
-			c.goTest(rest[1:])
+			c.goTest(rest[1:], at(rest[1:]), l)
 		}
 	case prog == "npm" || prog == "pnpm" || prog == "yarn":
 		if len(rest) > 0 && (rest[0] == "test" || rest[0] == "t" || (rest[0] == "run" && len(rest) > 1 && rest[1] == "test")) {
@@ -145,7 +177,7 @@ func Recognize(argv []string, workdir string) Command {
 			}
 		}
 	}
-	return c
+	return c, l
 }
 
 func cleanWorkdir(w string) string {
@@ -226,17 +258,19 @@ var pytestValueFlags = map[string]bool{
 	"--capture": true, "--cov": true, "--cov-report": true, "--timeout": true, "--dist": true, "--numprocesses": true,
 }
 
-func (c *Command) pytest(args []string) {
+func (c *Command) pytest(args []string, at int, l *layout) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			for _, t := range args[i+1:] {
+			for j, t := range args[i+1:] {
 				c.Targets = append(c.Targets, pytestTarget(t))
+				l.target(at + i + 1 + j)
 			}
 			return
 		}
 		if !strings.HasPrefix(a, "-") {
 			c.Targets = append(c.Targets, pytestTarget(a))
+			l.target(at + i)
 			continue
 		}
 		name, val, hasVal := strings.Cut(a, "=")
@@ -265,7 +299,7 @@ func pytestTarget(a string) Target {
 	return Target{Path: p, ID: id}
 }
 
-func (c *Command) unittest(args []string) {
+func (c *Command) unittest(args []string, at int, l *layout) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -281,8 +315,10 @@ func (c *Command) unittest(args []string) {
 		case strings.HasPrefix(a, "-"):
 		case strings.HasSuffix(a, ".py") || strings.Contains(a, "/"):
 			c.Targets = append(c.Targets, Target{Path: a})
+			l.target(at + i)
 		default:
 			c.Targets = append(c.Targets, Target{ID: a})
+			l.target(at + i)
 		}
 	}
 	if len(c.Targets) == 0 && c.Narrowed == "" {
@@ -350,16 +386,19 @@ var goValueFlags = map[string]bool{
 	"gccgoflags": true, "buildmode": true, "buildvcs": true,
 }
 
-func (c *Command) goTest(args []string) {
+func (c *Command) goTest(args []string, at int, l *layout) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "-args" || a == "--args" {
-			return // the rest goes to the test binary
+			l.end = at + i
+			break // the rest goes to the test binary
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
 			c.Targets = append(c.Targets, Target{Path: a})
+			l.target(at + i)
 			continue
 		}
+		start := i
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !hasVal && goValueFlags[name] && i+1 < len(args) {
 			val = args[i+1]
@@ -368,8 +407,10 @@ func (c *Command) goTest(args []string) {
 		switch name {
 		case "run", "test.run":
 			c.Run = val
+			l.flag(at+start, i-start+1)
 		case "skip", "test.skip":
 			c.Skip = val
+			l.flag(at+start, i-start+1)
 		case "C":
 			c.Workdir = path.Clean(path.Join(c.Workdir, val))
 		case "modfile", "overlay":

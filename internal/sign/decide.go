@@ -11,6 +11,7 @@ type Decision string
 // The rows of the decision table, in the order they are tried. Only
 // DecisionSign lets a card be signed.
 const (
+	DecisionEnvironment      Decision = "environment"
 	DecisionNondeterministic Decision = "nondeterministic"
 	DecisionStale            Decision = "stale"
 	DecisionMismatch         Decision = "mismatch"
@@ -24,6 +25,10 @@ const (
 type Outcome struct {
 	Exit         int
 	Inconclusive bool
+	// Environment is the cause when the run failed for its environment
+	// rather than at a test (runner.Classify): a package that did not
+	// build, a module that is not installed. Such a run proves nothing.
+	Environment string
 }
 
 // Verdict is the decision and a one-line reason a maintainer can act on.
@@ -36,6 +41,7 @@ type Verdict struct {
 // base (expected to exit expectFail) and the invariant run (expected to
 // exit expectInvariant). The first matching row wins:
 //
+//	a fail or invariant run failed for its environment → environment
 //	any fail run inconclusive, or fail runs disagree → nondeterministic
 //	every fail run exits 0                           → stale
 //	fail runs agree on a code other than expectFail  → mismatch
@@ -44,6 +50,14 @@ type Verdict struct {
 //
 // It is pure so every row can be table-tested without running anything.
 func Decide(fail []Outcome, expectFail int, invariant Outcome, expectInvariant int) Verdict {
+	for i, o := range fail {
+		if o.Environment != "" {
+			return Verdict{DecisionEnvironment, fmt.Sprintf("fail run %d of %d failed for its environment, not at a test: %s", i+1, len(fail), o.Environment)}
+		}
+	}
+	if invariant.Environment != "" {
+		return Verdict{DecisionEnvironment, "the invariant failed for its environment, not at a test: " + invariant.Environment}
+	}
 	if len(fail) == 0 {
 		return Verdict{DecisionNondeterministic, "the fail command never ran"}
 	}

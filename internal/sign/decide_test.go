@@ -5,6 +5,9 @@ import "testing"
 func TestDecide(t *testing.T) {
 	ok := func(code int) Outcome { return Outcome{Exit: code} }
 	lost := Outcome{Inconclusive: true}
+	env := func(code int) Outcome {
+		return Outcome{Exit: code, Inconclusive: true, Environment: "go test could not build package x"}
+	}
 	for _, tc := range []struct {
 		name      string
 		fail      []Outcome
@@ -27,6 +30,10 @@ func TestDecide(t *testing.T) {
 		{"invariant fails", []Outcome{ok(1), ok(1), ok(1)}, 1, ok(1), DecisionDirty, 0},
 		{"invariant inconclusive", []Outcome{ok(1), ok(1), ok(1)}, 1, lost, DecisionDirty, 0},
 		{"invariant exit 0 when card expects 3", []Outcome{ok(1)}, 1, ok(0), DecisionDirty, 3},
+		{"fail run did not build", []Outcome{env(1)}, 1, ok(0), DecisionEnvironment, 0},
+		{"environment beats nondeterministic", []Outcome{ok(1), lost, env(1)}, 1, ok(0), DecisionEnvironment, 0},
+		{"environment beats stale and dirty", []Outcome{ok(0), env(1)}, 1, ok(1), DecisionEnvironment, 0},
+		{"invariant did not build", []Outcome{ok(1), ok(1)}, 1, env(1), DecisionEnvironment, 0},
 	} {
 		got := Decide(tc.fail, tc.expect, tc.invariant, tc.expectInv)
 		if got.Decision != tc.want || got.Reason == "" {

@@ -1,0 +1,210 @@
+package gate
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/runner"
+)
+
+// The reasons a patch.canary step gives for not running. They are part of
+// the output contract: `patch.canary: not run (<reason>)`.
+const (
+	CanaryOffReason     = `canary: "off" in the card`
+	CanaryNotRecognized = "runner not recognized"
+)
+
+// canaryRule is patch.canary. Once the patched runs held, it writes one
+// test that must fail beside the pass command's oracle test (same folder
+// and package, the oracle file's imports, the runner's own assertion;
+// runner.PlanCanary) under a random name, and runs the pass command
+// retargeted at it, once, in the same worktree and sandbox session as the
+// patched runs. It must exit non-zero and be conclusive: a test framework
+// neutered from library code (TestCase.run replaced, pytest's runtest
+// patched, a Go init that exits 0 under testing) passes every test, this
+// one too, and a canary that did not build or import proves nothing. The
+// file is removed afterwards.
+func (g *gateRun) canaryRule(ctx context.Context) error {
+	c := g.o.Card
+	switch {
+	case g.canary.notRun != "":
+		g.add(Step{Rule: RulePatchCanary, Status: StatusNotRun, Reason: g.canary.notRun})
+		return nil
+	case g.canary.err != nil:
+		return g.fail(RulePatchCanary, "the canary test could not be planned: "+g.canary.err.Error())
+	}
+	plan := g.canary.plan
+	root, err := os.OpenRoot(g.wt.Dir)
+	if err != nil {
+		return fmt.Errorf("canary: %w", err)
+	}
+	defer root.Close()
+	if err := writeCanary(root, plan); err != nil {
+		return g.fail(RulePatchCanary, fmt.Sprintf("the canary test could not be written beside %s: %v", plan.Oracle, err))
+	}
+	defer removeCanary(root, plan.File)
+
+	logPath := filepath.Join(g.o.LogDir, "patch-canary.log")
+	res, err := g.runCmd(ctx, c.Pass, plan.Argv, logPath)
+	if err != nil {
+		return g.runError(RulePatchCanary, err)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	kind := runner.Recognize(c.Pass.Cmd, c.Pass.Workdir).Kind
+	env := classify(kind, res, logPath)
+	step := Step{
+		Rule: RulePatchCanary, Exit: intp(res.Exit), DurationMS: res.Duration.Milliseconds(), Log: &logPath,
+		Runs: []RunResult{{Argv: plan.Argv, Exit: res.Exit, Signal: res.Signal, TimedOut: res.TimedOut,
+			DurationMS: res.Duration.Milliseconds(), Environment: env}},
+	}
+	switch {
+	case res.Inconclusive():
+		g.inconclusive = true
+		step.Reason = fmt.Sprintf("the canary run was inconclusive (%s): a test that must fail proved nothing", res)
+	case env != "":
+		g.inconclusive = true
+		step.Reason = "the canary test did not run: " + env
+	case res.Exit == 0:
+		step.Reason = fmt.Sprintf("a test that must fail, written beside %s, passed under the pass command (exit 0): the patched tree stops its test runner from reporting failures", plan.Oracle)
+	default:
+		step.Status = StatusOK
+		g.add(step)
+		return nil
+	}
+	step.Status = StatusFail
+	g.add(step)
+	return g.broken(RulePatchCanary, step.Reason)
+}
+
+// canaryPlan is what planCanary decided: a plan, a reason not to run, or
+// an error reading the tree.
+type canaryPlan struct {
+	plan   *runner.Canary
+	notRun string
+	err    error
+}
+
+// planCanary plans patch.canary from the patched tree before any patched
+// run: a run cannot then hide the oracle test from it (and turn the
+// canary into "not run") by changing the tree. Only a failure to read
+// randomness is trouble.
+func (g *gateRun) planCanary() error {
+	c := g.o.Card
+	if c.Canary == card.CanaryOff {
+		g.canary = canaryPlan{notRun: CanaryOffReason}
+		return nil
+	}
+	tok, err := canaryToken()
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(g.wt.Dir)
+	if err != nil {
+		return fmt.Errorf("canary: %w", err)
+	}
+	defer root.Close()
+	plan, err := runner.PlanCanary(root.FS(), c.Pass.Cmd, c.Pass.Workdir, tok)
+	var nr *runner.NotRecognizedError
+	switch {
+	case errors.As(err, &nr):
+		g.canary = canaryPlan{notRun: CanaryNotRecognized}
+	case err != nil:
+		g.canary = canaryPlan{err: err}
+	default:
+		g.canary = canaryPlan{plan: plan}
+	}
+	return nil
+}
+
+// canaryToken is a fresh random name for a canary: runner.TokenLen
+// lowercase letters and digits, the first a letter.
+func canaryToken() (string, error) {
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	const alnum = letters + "0123456789"
+	b := make([]byte, runner.TokenLen)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("canary: %w", err)
+	}
+	b[0] = letters[int(b[0])%len(letters)]
+	for i := 1; i < len(b); i++ {
+		b[i] = alnum[int(b[i])%len(alnum)]
+	}
+	return string(b), nil
+}
+
+// writeCanary creates the canary file; it never replaces one (the name is
+// random, so an existing file means something is wrong).
+func writeCanary(root *os.Root, plan *runner.Canary) error {
+	f, err := root.OpenFile(filepath.FromSlash(plan.File), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(plan.Source); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// removeCanary removes the canary file and the bytecode Python may have
+// written for it beside it.
+func removeCanary(root *os.Root, file string) {
+	root.Remove(filepath.FromSlash(file))
+	stem, ok := strings.CutSuffix(path.Base(file), ".py")
+	if !ok {
+		return
+	}
+	cache := path.Join(path.Dir(file), "__pycache__")
+	d, err := root.Open(filepath.FromSlash(cache))
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, n := range names {
+		if strings.HasPrefix(n, stem+".") && strings.HasSuffix(n, ".pyc") {
+			root.Remove(filepath.FromSlash(path.Join(cache, n)))
+		}
+	}
+}
+
+// maxClassifyLog bounds what classify reads of a run's log: the log's own
+// cap and its truncation marker.
+const maxClassifyLog = run.DefaultMaxLog + 4096
+
+// EnvironmentOf says why a finished run of cmd failed for its environment
+// rather than at a test (runner.Classify on its log), or "". The gate's
+// base rules and `card sign` read base runs through it.
+func EnvironmentOf(cmd card.Command, res run.Result, logPath string) string {
+	return classify(runner.Recognize(cmd.Cmd, cmd.Workdir).Kind, res, logPath)
+}
+
+// classify is runner.Classify on a finished run and its log: the cause
+// when a run of a recognized runner failed for its environment, else "".
+// It can only make a run inconclusive; an unreadable log says nothing.
+func classify(kind runner.Kind, res run.Result, logPath string) string {
+	if kind == runner.Unknown || res.Inconclusive() || res.Exit == 0 {
+		return ""
+	}
+	f, err := os.Open(logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	out, err := io.ReadAll(io.LimitReader(f, maxClassifyLog))
+	if err != nil {
+		return ""
+	}
+	return runner.Classify(kind, res.Exit, out)
+}
