@@ -124,6 +124,7 @@ type Card struct {
 	Fail, Pass, Invariant Command
 	Budget                Budget
 	Sandbox               *Sandbox
+	HeldOut               *HeldOut // nil when the card has no held-out tests
 	Signoff               *Signoff
 	Signatures            []Signature
 	Annotations           []Annotation
@@ -201,6 +202,9 @@ func (c *Card) Warnings() []string {
 		case 125, 126, 127:
 			w = append(w, string(r)+".expect_exit is "+strconv.Itoa(e)+": exits 125, 126 and 127 are inconclusive and never satisfy a rule")
 		}
+	}
+	if c.HeldOut != nil && c.HeldOut.Digest == "" {
+		w = append(w, "held_out has no digest: 'failpass card sign --held-out DIR' writes it; until then no gate can check the held-out folder")
 	}
 	if len(c.EffectiveBudget().DenyGlobs) == 0 {
 		w = append(w, "budget.deny_globs is empty: build, CI and docs files are unprotected")

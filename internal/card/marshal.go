@@ -63,6 +63,9 @@ func Marshal(c *Card) ([]byte, error) {
 		b.WriteString("sandbox:\n")
 		kv("  ", "require", list(c.Sandbox.Require))
 	}
+	if c.HeldOut != nil {
+		marshalHeldOut(&b, c.HeldOut)
+	}
 	if s := c.Signoff; s != nil {
 		b.WriteString("signoff:\n")
 		kv("  ", "at", q(s.At))
