@@ -88,7 +88,7 @@ func TestHeldOutRefuses(t *testing.T) {
 		{"cmd a string", h(dest, `  cmd: "pytest {held_out}"`, exp), 20, 8, "held_out.cmd", "not a string"},
 		{"placeholder inside an element", h(dest, `  cmd: ["pytest", "--x={held_out}"]`, exp), 20, 19, "held_out.cmd[1]", "whole argv element"},
 		{"placeholder as the program", h(dest, `  cmd: ["{held_out}"]`, exp), 20, 9, "held_out.cmd[0]", "program cannot be"},
-		{"digest uppercase", h(`  digest: "sha256:` + strings.Repeat("A", 64) + `"`, dest, cmd, exp), 19, 11, "held_out.digest", "lowercase hex"},
+		{"digest uppercase", h(`  digest: "sha256:`+strings.Repeat("A", 64)+`"`, dest, cmd, exp), 19, 11, "held_out.digest", "lowercase hex"},
 		{"digest short", h(`  digest: "sha256:abc"`, dest, cmd, exp), 19, 11, "held_out.digest", "64 lowercase"},
 		{"digest sha1", h(`  digest: "sha1:`+strings.Repeat("a", 40)+`"`, dest, cmd, exp), 19, 11, "held_out.digest", "not \"sha256:\""},
 		{"digest bare hex", h(`  digest: "`+strings.Repeat("a", 64)+`"`, dest, cmd, exp), 19, 11, "held_out.digest", "not \"sha256:\""},

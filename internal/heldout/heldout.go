@@ -39,10 +39,6 @@ const (
 	MaxDepth     = 32
 )
 
-// Placeholder is the argv element of the held-out command that expands to
-// the copied files' paths, one element each.
-const Placeholder = "{held_out}"
-
 var digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
 
 // ValidDigest reports whether s is written as a held-out digest is:
@@ -239,20 +235,6 @@ func (f *Folder) Check(want string) error {
 		return &MismatchError{Dir: f.Dir, Got: f.Digest, Want: want}
 	}
 	return nil
-}
-
-// Expand replaces every argv element that is exactly Placeholder with
-// paths, one element each. Other elements are kept as they are.
-func Expand(argv, paths []string) []string {
-	var out []string
-	for _, a := range argv {
-		if a == Placeholder {
-			out = append(out, paths...)
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
 }
 
 // RelPaths returns copied (slash paths relative to the tree's root) as
