@@ -115,9 +115,10 @@ func (b *Batch) logDir(name string) (string, error) {
 // on and the rule they broke. The static rules are always re-checked (an
 // expiry or a signer list changes without the card or diff changing).
 type dynEntry struct {
-	Steps  []Step `json:"steps"`
-	Rule   string `json:"rule"`
-	Reason string `json:"reason"`
+	Steps   []Step `json:"steps"`
+	Rule    string `json:"rule"`
+	Reason  string `json:"reason"`
+	HeldOut string `json:"held_out,omitempty"`
 }
 
 // baseResult is the shared base side of one card, base and environment.
@@ -150,6 +151,7 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 	key := Key{
 		Kind: "verdict", Tool: ToolID(), Base: g.base, CardDigest: g.v.CardDigest,
 		DiffDigest: g.v.DiffDigest, Sandbox: sandboxKey(g.v.Sandbox), Env: fp, Repeat: g.o.Repeat,
+		HeldOut: heldOutKey(g.o),
 	}
 	if b.cache != nil {
 		var e dynEntry
@@ -161,6 +163,7 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 				g.add(s)
 			}
 			g.v.Cached = true
+			g.v.HeldOut = e.HeldOut
 			if e.Rule != "" {
 				return g.broken(e.Rule, e.Reason)
 			}
@@ -173,7 +176,7 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 		return err
 	}
 	if b.cache != nil && !g.inconclusive && ctx.Err() == nil {
-		e := dynEntry{Steps: g.v.Steps[mark:]}
+		e := dynEntry{Steps: g.v.Steps[mark:], HeldOut: g.v.HeldOut}
 		if g.broke {
 			e.Rule, e.Reason = g.v.Failed(), g.v.Reason
 		}
@@ -348,7 +351,7 @@ func (b *Batch) envFingerprint(g *gateRun) (string, error) {
 
 var dynamicRuleSet = map[string]bool{
 	RuleBaseFail: true, RuleBaseInvariant: true, RuleDiffApply: true, RuleDiffActual: true,
-	RulePatchPass: true, RulePatchInvariant: true,
+	RulePatchPass: true, RulePatchInvariant: true, RulePatchHeldOut: true,
 }
 
 // validDyn refuses a cache entry that could not have come from a real

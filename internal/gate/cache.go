@@ -39,6 +39,7 @@ type Key struct {
 	Sandbox    []string `json:"sandbox"`
 	Env        string   `json:"env"` // EnvFingerprint
 	Repeat     int      `json:"repeat"`
+	HeldOut    string   `json:"held_out,omitempty"` // heldOutKey: the held-out mode and folder digest
 }
 
 // ID is the entry's address: SHA-256 over the key's canonical JSON

@@ -19,6 +19,7 @@ import (
 	"github.com/failpass/failpass/internal/budget"
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/heldout"
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -61,6 +62,7 @@ type Verdict struct {
 	DiffDigest string         `json:"diff_digest"`
 	Sandbox    sandbox.Report `json:"sandbox"`
 	Steps      []Step         `json:"steps"`
+	HeldOut    string         `json:"held_out,omitempty"` // HeldOutRan, HeldOutSkipped, HeldOutNotGiven (see heldout.go)
 	Cached     bool           `json:"cached,omitempty"`
 	// BaseCached says the base side came from the cache (a batch's
 	// earlier run) rather than running for this verdict.
@@ -111,6 +113,13 @@ type Options struct {
 	// Sandbox contains every card command; nil runs them uncontained
 	// (--sandbox=off), and the verdict says so.
 	Sandbox *sandbox.Policy
+
+	// HeldOut is the card's held-out folder (--held-out DIR), loaded
+	// and checked against held_out.digest by the caller; nil when not
+	// given. SkipHeldOut (--skip-held-out) passes patch.held_out without
+	// it, loudly. Neither, for a card with held-out tests, breaks the rule.
+	HeldOut     *heldout.Folder
+	SkipHeldOut bool
 
 	Repeat int // runs of every card command (default 1)
 	// LogDir is where command logs go; when empty the gate makes a fresh
@@ -563,7 +572,7 @@ func (g *gateRun) dynamicRules(ctx context.Context) error {
 
 // patchedRules applies the diff to g.wt, a clean checkout of the base,
 // and runs the patched side: diff.apply, diff.actual, patch.pass,
-// patch.invariant.
+// patch.invariant, patch.held_out.
 func (g *gateRun) patchedRules(ctx context.Context) error {
 	wt, c := g.wt, g.o.Card
 	if _, err := wt.GitInput(ctx, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
@@ -585,7 +594,10 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	if err := g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky); err != nil {
 		return err
 	}
-	return g.runRule(ctx, RulePatchInvariant, "patch-invariant", c.Invariant, RulePatchFlaky)
+	if err := g.runRule(ctx, RulePatchInvariant, "patch-invariant", c.Invariant, RulePatchFlaky); err != nil {
+		return err
+	}
+	return g.heldOutRule(ctx)
 }
 
 // runRule runs cmd Repeat times in the worktree. Every run must be

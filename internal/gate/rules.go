@@ -21,6 +21,7 @@ const (
 	RuleDiffActual     = "diff.actual"
 	RulePatchPass      = "patch.pass"
 	RulePatchInvariant = "patch.invariant"
+	RulePatchHeldOut   = "patch.held_out"
 	RulePatchFlaky     = "patch.flaky"
 )
 
@@ -30,7 +31,7 @@ var Rules = []string{
 	RuleDiffParse, RuleDiffPath,
 	RuleBudgetBinary, RuleBudgetSymlink, RuleBudgetDeny, RuleBudgetOracle, RuleBudgetFiles, RuleBudgetLines,
 	RuleBaseFail, RuleBaseInvariant, RuleDiffApply, RuleDiffActual,
-	RulePatchPass, RulePatchInvariant,
+	RulePatchPass, RulePatchInvariant, RulePatchHeldOut,
 }
 
 // Step statuses.

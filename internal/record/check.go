@@ -98,6 +98,12 @@ func Check(s *Statement, c *card.Card) error {
 			return errorf(ProblemMalformed, field+".rule", "rule %q recorded twice", st.Rule)
 		}
 		seen[st.Rule] = true
+		if st.Rule == gate.RulePatchHeldOut {
+			if err := checkHeldOutStep(field, st, c); err != nil {
+				return err
+			}
+			continue
+		}
 		role, isCmd := commandRole(st.Rule)
 		if !isCmd {
 			if len(st.Runs) > 0 || st.Expected != nil {
@@ -154,7 +160,7 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 				return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but rule %s is %s", r, status)
 			}
 		}
-		return nil
+		return checkHeldOutVerdict(p, c, -1)
 	}
 	broken := *p.Rule
 	rank := slices.Index(gate.Rules, broken)
@@ -165,6 +171,9 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 				rank = slices.Index(gate.Rules, r)
 				break
 			}
+		}
+		if rank < 0 && heldOutDisagree(p, c) {
+			rank = slices.Index(gate.Rules, gate.RulePatchHeldOut)
 		}
 		if rank < 0 {
 			return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but every patch run agrees", broken)
@@ -198,7 +207,7 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 			return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke, yet %s ran after it", broken, cr.rule)
 		}
 	}
-	return nil
+	return checkHeldOutVerdict(p, c, rank)
 }
 
 // describe says in words what runs prove against expect.
