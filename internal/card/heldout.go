@@ -17,6 +17,10 @@ import (
 // argv element each.
 const HeldOutPlaceholder = "{held_out}"
 
+// RoleHeldOut names the held-out command's run in signoff.runs (it is not
+// one of Roles: a card's three commands).
+const RoleHeldOut Role = "held_out"
+
 // HeldOut is the card's held-out tests: files the maintainer keeps
 // outside the repository, named by their digest. The gate copies them
 // flat into Dest of the patched tree and runs Cmd in Workdir, which must

@@ -870,8 +870,8 @@ func (p *parser) signoff(n *yaml.Node) (*Signoff, error) {
 		if r.Role, err = p.text(rv["role"], join(f, "role"), false); err != nil {
 			return nil, err
 		}
-		if !slices.Contains(Roles, Role(r.Role)) {
-			return nil, p.errNode(rv["role"], join(f, "role"), fmt.Sprintf("unknown role %q", r.Role), "use fail, invariant or pass")
+		if !slices.Contains(Roles, Role(r.Role)) && Role(r.Role) != RoleHeldOut {
+			return nil, p.errNode(rv["role"], join(f, "role"), fmt.Sprintf("unknown role %q", r.Role), "use fail, invariant, pass or held_out")
 		}
 		e, err := p.integer(rv["exit"], join(f, "exit"), 0, 255, "an exit code is 0..255")
 		if err != nil {
