@@ -224,9 +224,9 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 			if held != nil {
 				d.setHeldOutDigest(held.Digest)
 			}
-			d.set("signoff", signoffNode(next.Signoff), "sandbox", "budget")
+			d.set("signoff", signoffNode(next.Signoff), "held_out", "sandbox", "budget")
 		}
-		d.set("signatures", signaturesNode(next.Signatures), "signoff", "sandbox", "budget")
+		d.set("signatures", signaturesNode(next.Signatures), "signoff", "held_out", "sandbox", "budget")
 	})
 	if err != nil {
 		return err
