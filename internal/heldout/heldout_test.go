@@ -268,3 +268,37 @@ func TestRelPaths(t *testing.T) {
 		t.Errorf("RelPaths(-x/...) = %q, want ./-x/test_a.py", got)
 	}
 }
+
+// FuzzNames: whatever the held-out folder's names, every name given is a
+// plain name with the runner's form kept, no Go build constraint, and
+// unique without case, however many files collide.
+func FuzzNames(f *testing.F) {
+	for _, s := range []string{"test_a.py", "x_linux_test.go", "_test.go", "-k x.py", "..", "a/b/c_386.go", "\xff.py", "test_.py"} {
+		f.Add(s, "test_a.py")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		files := []string{a, b, a, "sub/" + a}
+		names := Names(files, func(n string) bool { return n == b })
+		seen := map[string]bool{}
+		for i, n := range names {
+			base := files[i]
+			if j := strings.LastIndexByte(base, '/'); j >= 0 {
+				base = base[j+1:]
+			}
+			stem := strings.TrimSuffix(n, filepath.Ext(n))
+			switch {
+			case !nameRE.MatchString(n):
+				t.Fatalf("Names(%q)[%d] = %q: not a plain name", files, i, n)
+			case seen[strings.ToLower(n)] || n == b:
+				t.Fatalf("Names(%q)[%d] = %q: taken", files, i, n)
+			case constrained(strings.TrimSuffix(stem, "_test")):
+				t.Fatalf("Names(%q)[%d] = %q: build-constrained", files, i, n)
+			case strings.HasSuffix(base, "_test.go") && !strings.HasSuffix(n, "_test.go"):
+				t.Fatalf("Names(%q)[%d] = %q: lost the _test.go form", files, i, n)
+			case strings.HasPrefix(base, "test_") && strings.HasSuffix(base, ".py") && !(strings.HasPrefix(n, "test_") && strings.HasSuffix(n, ".py")):
+				t.Fatalf("Names(%q)[%d] = %q: lost the test_*.py form", files, i, n)
+			}
+			seen[strings.ToLower(n)] = true
+		}
+	})
+}
