@@ -243,6 +243,9 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		role = fmt.Sprintf("co-signed (%d signatures)", len(next.Signatures))
 	}
 	fmt.Fprintf(env.Stdout, "card %s: %s as %s with %s key %s\ncard_digest: %s\n", *path, role, who, signer.PublicKey().Type(), fp, digest)
+	if held != nil {
+		fmt.Fprintf(env.Stdout, "held_out.digest: %s\n", held.Digest)
+	}
 	return nil
 }
 
