@@ -152,6 +152,9 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 		// recorded ok.
 		for _, r := range gate.Rules {
 			i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Rule == r })
+			if i < 0 && r == gate.RulePatchHeldOut && c.HeldOut == nil {
+				continue // a record made before the rule existed, of a card without held-out tests
+			}
 			if i < 0 || p.Steps[i].Status != gate.StatusOK {
 				status := "missing"
 				if i >= 0 {

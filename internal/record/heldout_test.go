@@ -2,6 +2,7 @@ package record
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/failpass/failpass/internal/card"
@@ -138,6 +139,19 @@ func TestCheckHeldOut(t *testing.T) {
 	st.Runs, st.Expected = []Run{{Argv: []string{"true"}}}, intp(0)
 	if err := Check(s, plain); err == nil {
 		t.Errorf("Check(plain card, held-out runs) = nil, want an error")
+	}
+	// A record made before patch.held_out existed still verifies for a
+	// card without held-out tests, never for one with them.
+	s = testStatement(t, passVerdict(plain), plain)
+	s.Predicate.Steps = slices.DeleteFunc(s.Predicate.Steps, func(st Step) bool { return st.Rule == gate.RulePatchHeldOut })
+	if err := Check(s, plain); err != nil {
+		t.Errorf("Check(plain pass recorded before patch.held_out) = %v", err)
+	}
+	s = testStatement(t, heldOutPass(c), c)
+	s.Predicate.HeldOut = ""
+	s.Predicate.Steps = slices.DeleteFunc(s.Predicate.Steps, func(st Step) bool { return st.Rule == gate.RulePatchHeldOut })
+	if err := Check(s, c); err == nil {
+		t.Errorf("Check(held-out card, no patch.held_out step) = nil, want an error")
 	}
 	// The mode survives the canonical bytes and Parse.
 	s = testStatement(t, heldOutPass(c), c)
