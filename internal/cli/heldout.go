@@ -24,8 +24,9 @@ type heldOutCard struct {
 // the gate runs (a batch's --held-out applies to each candidate), before
 // anything runs: a card without held-out tests, one whose digest is not
 // written yet, or a folder with another digest is trouble (exit 2). It
-// says loudly that --skip-held-out skips them. The folder is nil without
-// --held-out.
+// says loudly that --skip-held-out skips them, and warns up front when a
+// card's held-out tests were not given (the rule fails only after the
+// rules before it ran). The folder is nil without --held-out.
 func gateHeldOut(env *Env, f *gateFlags, cards []heldOutCard) (*heldout.Folder, error) {
 	if f.skipHeldOut {
 		for _, c := range cards {
@@ -37,6 +38,12 @@ func gateHeldOut(env *Env, f *gateFlags, cards []heldOutCard) (*heldout.Folder, 
 		return nil, nil
 	}
 	if f.heldOut == "" {
+		for _, c := range cards {
+			if c.card.HeldOut != nil {
+				fmt.Fprintf(env.Stderr, "failpass: warning: card %s has held-out tests and --held-out was not given: patch.held_out will fail\n", c.path)
+				break
+			}
+		}
 		return nil, nil
 	}
 	folder, err := heldout.Load(f.heldOut)
