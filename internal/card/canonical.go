@@ -27,6 +27,7 @@ type canonCard struct {
 	Budget    canonBudget   `json:"budget"`
 	Sandbox   *canonSandbox `json:"sandbox,omitempty"`
 	Canary    string        `json:"canary,omitempty"`
+	HeldOut   *canonHeldOut `json:"held_out,omitempty"`
 	Signoff   *canonSignoff `json:"signoff,omitempty"`
 }
 
@@ -89,6 +90,7 @@ func (c *Card) Canonical() ([]byte, error) {
 	if c.Sandbox != nil && len(c.Sandbox.Require) > 0 {
 		cc.Sandbox = &canonSandbox{Require: c.Sandbox.Require}
 	}
+	cc.HeldOut = canonHeld(c.HeldOut)
 	if s := c.Signoff; s != nil {
 		cs := &canonSignoff{At: s.At, Tool: s.Tool, Decision: s.Decision, Runs: []canonRun{}}
 		for _, r := range s.Runs {

@@ -140,6 +140,7 @@ type Card struct {
 	// Canary is CanaryOff when the card turns the gate's canary off;
 	// "" (the default) keeps it on.
 	Canary      string
+	HeldOut     *HeldOut // nil when the card has no held-out tests
 	Signoff     *Signoff
 	Signatures  []Signature
 	Annotations []Annotation
@@ -226,6 +227,9 @@ func (c *Card) Warnings() []string {
 		case 125, 126, 127:
 			w = append(w, string(r)+".expect_exit is "+strconv.Itoa(e)+": exits 125, 126 and 127 are inconclusive and never satisfy a rule")
 		}
+	}
+	if c.HeldOut != nil && c.HeldOut.Digest == "" {
+		w = append(w, "held_out has no digest: 'failpass card sign --held-out DIR' writes it; until then no gate can check the held-out folder")
 	}
 	if len(c.EffectiveBudget().DenyGlobs) == 0 {
 		w = append(w, "budget.deny_globs is empty: build, CI and docs files are unprotected")

@@ -69,6 +69,9 @@ func Marshal(c *Card) ([]byte, error) {
 	if c.Canary != "" {
 		kv("", "canary", q(c.Canary))
 	}
+	if c.HeldOut != nil {
+		marshalHeldOut(&b, c.HeldOut)
+	}
 	if s := c.Signoff; s != nil {
 		b.WriteString("signoff:\n")
 		kv("  ", "at", q(s.At))

@@ -442,7 +442,7 @@ func (p *parser) rfc3339(n *yaml.Node, field string) (string, time.Time, error) 
 	return s, t, nil
 }
 
-var rootKeys = []string{"id", "origin", "base_ref", "base_sha", "expires", "fail", "pass", "invariant", "budget", "sandbox", "canary", "signoff", "signatures", "annotations"}
+var rootKeys = []string{"id", "origin", "base_ref", "base_sha", "expires", "fail", "pass", "invariant", "budget", "sandbox", "canary", "held_out", "signoff", "signatures", "annotations"}
 
 var (
 	sha1Hex   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
@@ -535,6 +535,11 @@ func (p *parser) card(root *yaml.Node) (*Card, error) {
 		if c.Canary != CanaryOff {
 			return nil, p.errNode(n, "canary", fmt.Sprintf("%q is not a canary setting: the only one is \"off\"", c.Canary),
 				"write canary: \"off\" to turn the canary test off, or remove the key to keep it on")
+		}
+	}
+	if n, ok := v["held_out"]; ok {
+		if c.HeldOut, err = p.heldOut(n); err != nil {
+			return nil, err
 		}
 	}
 	if n, ok := v["signoff"]; ok {
@@ -879,8 +884,8 @@ func (p *parser) signoff(n *yaml.Node) (*Signoff, error) {
 		if r.Role, err = p.text(rv["role"], join(f, "role"), false); err != nil {
 			return nil, err
 		}
-		if !slices.Contains(Roles, Role(r.Role)) {
-			return nil, p.errNode(rv["role"], join(f, "role"), fmt.Sprintf("unknown role %q", r.Role), "use fail, invariant or pass")
+		if !slices.Contains(Roles, Role(r.Role)) && Role(r.Role) != RoleHeldOut {
+			return nil, p.errNode(rv["role"], join(f, "role"), fmt.Sprintf("unknown role %q", r.Role), "use fail, invariant, pass or held_out")
 		}
 		e, err := p.integer(rv["exit"], join(f, "exit"), 0, 255, "an exit code is 0..255")
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/heldout"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/sign"
@@ -30,7 +31,7 @@ import (
 )
 
 const (
-	cardSignUsage     = "failpass card sign --card FILE [--key KEY] [--principal NAME] [--repeat N] [--force] [--repo DIR]"
+	cardSignUsage     = "failpass card sign --card FILE [--key KEY] [--principal NAME] [--repeat N] [--force] [--repo DIR] [--held-out DIR]"
 	cardVerifyUsage   = "failpass card verify --card FILE --allowed-signers FILE [--threshold N]"
 	cardAnnotateUsage = "failpass card annotate --card FILE --by NAME --note TEXT [--tighten max_files=N | max_changed_lines=N | deny_glob=GLOB | allow_harness=[GLOB] ...]"
 
@@ -83,6 +84,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	force := fs.Bool("force", false, "re-run the table and replace every existing signature")
 	repoDir := fs.String("repo", ".", "the repository `DIR` the card's base lives in")
 	sandboxMode := fs.String("sandbox", "on", "contain the card's commands (`on` or off)")
+	heldOutDir := fs.String("held-out", "", "the card's held-out tests `DIR`: its digest is written into held_out.digest, and the held-out command must fail on the base")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -105,7 +107,14 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		return Errorf("%s expired at %s; a signature would be refused by every gate", *path, c.Expires.UTC().Format(time.RFC3339)).
 			Hint("move expires into the future (or remove it), then sign")
 	}
+	held, err := signHeldOutFolder(*path, c, *heldOutDir, len(c.Signatures) > 0 && !*force)
+	if err != nil {
+		return err
+	}
 	for _, w := range c.Warnings() {
+		if held != nil && strings.HasPrefix(w, "held_out has no digest") {
+			continue // this signing writes it
+		}
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
 	signer, err := sign.LoadSigner(*keyPath, env.Getenv)
@@ -173,7 +182,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		// keyed as the gate keys it, so the first gate after signing is warm.
 		policy = &sandbox.Policy{CacheDir: gate.BuildCacheDir(repo, c, base, func(cmd card.Command) []string { return signEnv(env.Getenv, cmd) })}
 	}
-	runs, verdict, err := signRunTable(ctx, env, repo, c, base, *repeat, policy)
+	runs, verdict, err := signRunTable(ctx, env, repo, c, base, *repeat, policy, held)
 	if err != nil {
 		return err
 	}
@@ -188,6 +197,11 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	next := *c
 	if !witness {
 		next.BaseSHA = base
+		if held != nil {
+			h := *c.HeldOut
+			h.Digest = held.Digest
+			next.HeldOut = &h
+		}
 		next.Signoff = &card.Signoff{
 			At:       time.Now().UTC().Format(time.RFC3339),
 			Tool:     version.String(),
@@ -209,9 +223,12 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	data, kept, err := cardRewrite(orig, &next, func(d *cardDoc) {
 		if !witness {
 			d.set("base_sha", signYAMLStr(base), "base_ref", "id")
-			d.set("signoff", signoffNode(next.Signoff), "sandbox", "budget")
+			if held != nil {
+				d.setHeldOutDigest(held.Digest)
+			}
+			d.set("signoff", signoffNode(next.Signoff), "held_out", "sandbox", "budget")
 		}
-		d.set("signatures", signaturesNode(next.Signatures), "signoff", "sandbox", "budget")
+		d.set("signatures", signaturesNode(next.Signatures), "signoff", "held_out", "sandbox", "budget")
 	})
 	if err != nil {
 		return err
@@ -228,6 +245,9 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		role = fmt.Sprintf("co-signed (%d signatures)", len(next.Signatures))
 	}
 	fmt.Fprintf(env.Stdout, "card %s: %s as %s with %s key %s\ncard_digest: %s\n", *path, role, who, signer.PublicKey().Type(), fp, digest)
+	if held != nil {
+		fmt.Fprintf(env.Stdout, "held_out.digest: %s\n", held.Digest)
+	}
 	return nil
 }
 
@@ -258,7 +278,7 @@ func signBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error
 // on a fresh checkout of base in a disposable worktree, prints every run,
 // and applies the decision table. The runs are returned as signoff
 // evidence: the fail runs in order, then the invariant.
-func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, base string, n int, policy *sandbox.Policy) ([]card.Run, sign.Verdict, error) {
+func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, base string, n int, policy *sandbox.Policy, held *heldout.Folder) ([]card.Run, sign.Verdict, error) {
 	wt, err := worktree.Add(ctx, repo, base)
 	if err != nil {
 		return nil, sign.Verdict{}, err
@@ -334,7 +354,17 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 	fmt.Fprintf(env.Stdout, "invariant: %s in %s (expect %d)%s\n", res, signMS(res.Duration), c.Invariant.ExpectExit, signCause(cause))
 	inv := sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause}
 	runs = append(runs, card.Run{Role: string(card.RoleInvariant), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
-	return runs, sign.Decide(fails, c.Fail.ExpectExit, inv, c.Invariant.ExpectExit), nil
+	v := sign.Decide(fails, c.Fail.ExpectExit, inv, c.Invariant.ExpectExit)
+	if held == nil || v.Decision != sign.DecisionSign {
+		// The held-out row comes last: an earlier row decides alone.
+		return runs, v, nil
+	}
+	res, err = signHeldOutRun(ctx, env, wt, base, c.HeldOut, held, logDir, policy, sess)
+	if err != nil {
+		return nil, sign.Verdict{}, err
+	}
+	runs = append(runs, card.Run{Role: string(card.RoleHeldOut), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
+	return runs, sign.DecideHeldOut(v, sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive()}, c.HeldOut.ExpectExit), nil
 }
 
 // signCause is what a run line adds when the run failed for its

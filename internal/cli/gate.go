@@ -27,6 +27,7 @@ import (
 const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--manifest FILE] [--repo DIR] [--json]
     [--allow-unsigned | --allowed-signers FILE] [--repeat N] [--jobs N] [--no-cache] [--shard K/N]
     [--junit FILE] [--sandbox=off] [--keep-worktree] [--log-dir DIR] [--record FILE [--record-key KEY]]
+    [--held-out DIR | --skip-held-out]
 failpass gate --card FILE --commits BASE..HEAD [...]`
 
 // gateRulesHelp lists the rule ids, in gate order, for `gate -h`.
@@ -70,6 +71,8 @@ type gateFlags struct {
 	shard          string
 	junit          string
 	commits        string
+	heldOut        string
+	skipHeldOut    bool
 }
 
 // batch says whether the candidates are gated as a batch (shared base
@@ -100,6 +103,8 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.shard, "shard", "", "gate only the `K/N` slice of the candidates (K from 0 to N-1)")
 	fs.StringVar(&f.junit, "junit", "", "also write the verdicts as JUnit XML to `FILE`")
 	fs.StringVar(&f.commits, "commits", "", "gate the change from merge-base(BASE, HEAD) to HEAD, read from git (`BASE..HEAD`)")
+	fs.StringVar(&f.heldOut, "held-out", "", "the card's held-out tests: a `DIR` checked against held_out.digest, copied into every patched tree (rule patch.held_out)")
+	fs.BoolVar(&f.skipHeldOut, "skip-held-out", false, "pass patch.held_out without the card's held-out tests, loudly (\"held_out\": \"skipped\")")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -157,6 +162,8 @@ func checkGateFlags(f *gateFlags, pos []string) error {
 		return &UsageError{Msg: "--record takes one candidate", Hint: "gate candidates one at a time to record each"}
 	case f.recordKey != "" && f.record == "":
 		return &UsageError{Msg: "--record-key needs --record FILE"}
+	case f.heldOut != "" && f.skipHeldOut:
+		return &UsageError{Msg: "--held-out and --skip-held-out exclude each other", Hint: "give the held-out tests with --held-out DIR, or skip them with --skip-held-out"}
 	}
 	stdin := 0
 	for _, d := range f.diffs {
@@ -210,6 +217,10 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 			}
 		}
 	}
+	held, err := gateHeldOut(env, f, []heldOutCard{{c, f.card}})
+	if err != nil {
+		return err
+	}
 	if f.allowUnsigned {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
 	}
@@ -234,6 +245,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 		o := gate.Options{
 			Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: names[i], Base: base, CardDigest: digest,
 			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: mode,
+			HeldOut: held, SkipHeldOut: f.skipHeldOut,
 			Repeat: f.repeat, LogDir: logDir, KeepWorktree: f.keepWorktree,
 			Env: gate.DefaultEnv(env.Getenv),
 		}
@@ -455,6 +467,16 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
+	var cards []heldOutCard
+	for _, c := range cands {
+		if c.err == nil && c.card != nil { // an unreadable candidate is an error verdict of its own
+			cards = append(cards, heldOutCard{c.card, c.cardPath})
+		}
+	}
+	held, err := gateHeldOut(env, f, cards)
+	if err != nil {
+		return err
+	}
 	if f.allowUnsigned {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
 	}
@@ -509,6 +531,7 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 				v, err := b.Gate(ctx, gate.Options{
 					Repo: repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name, Base: s.base, CardDigest: s.digest,
 					Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: mode,
+					HeldOut: held, SkipHeldOut: f.skipHeldOut,
 					Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
 				})
 				results <- done{i, v, err}

@@ -93,11 +93,13 @@ func runPrompt(ctx context.Context, env *Env, args []string) error {
 
 // promptCard is the card as a model sees it: its commands and the
 // effective budget (annotations folded in), without signatures and the
-// sign-off record, which tell a model nothing it may act on.
+// sign-off record, which tell a model nothing it may act on, and without
+// the held_out block: a drafter is not told that held-out tests exist,
+// where they land or how they run (it never sees the folder either).
 func promptCard(c *card.Card) (string, error) {
 	v := *c
 	v.Budget = c.EffectiveBudget()
-	v.Signatures, v.Annotations, v.Signoff = nil, nil, nil
+	v.Signatures, v.Annotations, v.Signoff, v.HeldOut = nil, nil, nil, nil
 	b, err := card.Marshal(&v)
 	if err != nil {
 		return "", err

@@ -112,10 +112,11 @@ func (b *Batch) logDir(name string) (string, error) {
 // on and the rule they broke. The static rules are always re-checked (an
 // expiry or a signer list changes without the card or diff changing).
 type dynEntry struct {
-	Steps  []Step `json:"steps"`
-	Rule   string `json:"rule"`
-	Reason string `json:"reason"`
-	Cache  string `json:"cache,omitempty"` // how the candidate saw the build cache (sandbox.Report.Cache)
+	Steps   []Step `json:"steps"`
+	Rule    string `json:"rule"`
+	Reason  string `json:"reason"`
+	Cache   string `json:"cache,omitempty"` // how the candidate saw the build cache (sandbox.Report.Cache)
+	HeldOut string `json:"held_out,omitempty"`
 }
 
 // baseResult is the shared base side of one card, base and environment.
@@ -148,6 +149,7 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 	key := Key{
 		Kind: "verdict", Tool: ToolID(), Base: g.base, CardDigest: g.v.CardDigest,
 		DiffDigest: g.v.DiffDigest, Sandbox: sandboxKey(g.v.Sandbox), Env: fp, Repeat: g.o.Repeat,
+		HeldOut: heldOutKey(g.o),
 	}
 	if b.cacheable(g) {
 		var e dynEntry
@@ -160,6 +162,7 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 				g.add(s)
 			}
 			g.v.Cached = true
+			g.v.HeldOut = e.HeldOut
 			if e.Rule != "" {
 				return g.broken(e.Rule, e.Reason)
 			}
@@ -172,7 +175,7 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 		return err
 	}
 	if b.cacheable(g) && !g.inconclusive && ctx.Err() == nil {
-		e := dynEntry{Steps: g.v.Steps[mark:], Cache: g.v.Sandbox.Cache}
+		e := dynEntry{Steps: g.v.Steps[mark:], Cache: g.v.Sandbox.Cache, HeldOut: g.v.HeldOut}
 		if g.broke {
 			e.Rule, e.Reason = g.v.Failed(), g.v.Reason
 		}
@@ -353,7 +356,7 @@ func (b *Batch) envFingerprint(g *gateRun) (string, error) {
 
 var dynamicRuleSet = map[string]bool{
 	RuleBaseFail: true, RuleBaseInvariant: true, RuleDiffApply: true, RuleDiffActual: true,
-	RulePatchPass: true, RulePatchInvariant: true, RulePatchCanary: true,
+	RulePatchPass: true, RulePatchInvariant: true, RulePatchCanary: true, RulePatchHeldOut: true,
 }
 
 // validDyn refuses a cache entry that could not have come from a real

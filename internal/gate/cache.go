@@ -40,10 +40,10 @@ type Key struct {
 	Sandbox    []string `json:"sandbox"`
 	Env        string   `json:"env"` // EnvFingerprint
 	Repeat     int      `json:"repeat"`
-	// HeldOut is how the card's held-out tests were given (their digest,
-	// or "skipped"); "" while the gate has no held-out rule. A verdict
+	// HeldOut is how the card's held-out tests were given (heldOutKey:
+	// the mode and the folder's digest); "" for a card without them. A verdict
 	// gated one way is never served to a gate that asked the other.
-	HeldOut string `json:"held_out"`
+	HeldOut string `json:"held_out,omitempty"`
 }
 
 // ID is the entry's address: SHA-256 over the key's canonical JSON

@@ -22,6 +22,7 @@ import (
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/heldout"
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/runner"
@@ -68,6 +69,7 @@ type Verdict struct {
 	DiffDigest string         `json:"diff_digest"`
 	Sandbox    sandbox.Report `json:"sandbox"`
 	Steps      []Step         `json:"steps"`
+	HeldOut    string         `json:"held_out,omitempty"` // HeldOutRan, HeldOutSkipped, HeldOutNotGiven (see heldout.go)
 	Cached     bool           `json:"cached,omitempty"`
 	// BaseCached says the base side came from the cache (a batch's
 	// earlier run) rather than running for this verdict.
@@ -124,6 +126,13 @@ type Options struct {
 	// card's build cache is BuildCacheDir, written only by base runs, and
 	// every patched run sees it through its candidate's private layer.
 	Policy *sandbox.Policy
+
+	// HeldOut is the card's held-out folder (--held-out DIR), loaded
+	// and checked against held_out.digest by the caller; nil when not
+	// given. SkipHeldOut (--skip-held-out) passes patch.held_out without
+	// it, loudly. Neither, for a card with held-out tests, breaks the rule.
+	HeldOut     *heldout.Folder
+	SkipHeldOut bool
 
 	Repeat int // runs of every card command (default 1)
 	// LogDir is where command logs go; when empty the gate makes a fresh
@@ -704,8 +713,8 @@ func candidateEnv(env []string, dir string) []string {
 
 // patchedRules applies the diff to g.wt, a clean checkout of the base,
 // and runs the patched side: diff.apply, diff.actual, patch.pass,
-// patch.invariant, patch.canary. A single gate and a batch both come
-// here, so they never diverge.
+// patch.invariant, patch.canary, patch.held_out. A single gate and a
+// batch both come here, so they never diverge.
 func (g *gateRun) patchedRules(ctx context.Context) error {
 	wt, c := g.wt, g.o.Card
 	if _, err := wt.GitInput(ctx, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
@@ -740,7 +749,10 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	if err := g.runRule(ctx, RulePatchInvariant, "patch-invariant", c.Invariant, RulePatchFlaky); err != nil {
 		return err
 	}
-	return g.canaryRule(ctx)
+	if err := g.canaryRule(ctx); err != nil {
+		return err
+	}
+	return g.heldOutRule(ctx)
 }
 
 // runCmd is how every card command of this gate runs: in the worktree, with

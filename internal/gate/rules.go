@@ -23,6 +23,7 @@ const (
 	RulePatchPass      = "patch.pass"
 	RulePatchInvariant = "patch.invariant"
 	RulePatchCanary    = "patch.canary"
+	RulePatchHeldOut   = "patch.held_out"
 	RulePatchFlaky     = "patch.flaky"
 )
 
@@ -32,7 +33,7 @@ var Rules = []string{
 	RuleDiffParse, RuleDiffPath,
 	RuleBudgetBinary, RuleBudgetSymlink, RuleBudgetDeny, RuleBudgetOracle, RuleBudgetHarness, RuleBudgetFiles, RuleBudgetLines,
 	RuleBaseFail, RuleBaseInvariant, RuleDiffApply, RuleDiffActual,
-	RulePatchPass, RulePatchInvariant, RulePatchCanary,
+	RulePatchPass, RulePatchInvariant, RulePatchCanary, RulePatchHeldOut,
 }
 
 // Step statuses.

@@ -35,6 +35,7 @@ func New(v *gate.Verdict, c *card.Card, diff []byte, patched *Patched, files []F
 		Sandbox:    Sandbox{Applied: nonNil(v.Sandbox.Applied), Missing: nonNil(v.Sandbox.Missing), Off: v.Sandbox.Off},
 		Cached:     v.Cached,
 		BaseCached: v.BaseCached,
+		HeldOut:    v.HeldOut,
 		Steps:      []Step{},
 	}
 	if p.Diff.Files == nil {

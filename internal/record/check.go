@@ -98,6 +98,12 @@ func Check(s *Statement, c *card.Card) error {
 			return errorf(ProblemMalformed, field+".rule", "rule %q recorded twice", st.Rule)
 		}
 		seen[st.Rule] = true
+		if st.Rule == gate.RulePatchHeldOut {
+			if err := checkHeldOutStep(field, st, c); err != nil {
+				return err
+			}
+			continue
+		}
 		role, isCmd := commandRole(st.Rule)
 		if st.Rule == gate.RulePatchCanary {
 			if err := checkCanaryStep(field, st, c); err != nil {
@@ -152,6 +158,9 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 		// recorded ok (the canary, ok or not run with its reason).
 		for _, r := range gate.Rules {
 			i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Rule == r })
+			if i < 0 && r == gate.RulePatchHeldOut && c.HeldOut == nil {
+				continue // a record made before the rule existed, of a card without held-out tests
+			}
 			if i >= 0 && r == gate.RulePatchCanary {
 				st := p.Steps[i]
 				switch {
@@ -170,7 +179,7 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 				return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but rule %s is %s", r, status)
 			}
 		}
-		return nil
+		return checkHeldOutVerdict(p, c, -1)
 	}
 	broken := *p.Rule
 	rank := slices.Index(gate.Rules, broken)
@@ -181,6 +190,9 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 				rank = slices.Index(gate.Rules, r)
 				break
 			}
+		}
+		if rank < 0 && heldOutDisagree(p, c) {
+			rank = slices.Index(gate.Rules, gate.RulePatchHeldOut)
 		}
 		if rank < 0 {
 			return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but every patch run agrees", broken)
@@ -223,7 +235,7 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 			return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke, yet %s ran after it", broken, cr.rule)
 		}
 	}
-	return nil
+	return checkHeldOutVerdict(p, c, rank)
 }
 
 // checkCanaryStep checks what a patch.canary step may hold: no expected

@@ -83,6 +83,10 @@ type Predicate struct {
 	// those of the run that filled the cache.
 	Cached     bool `json:"cached"`
 	BaseCached bool `json:"base_cached"`
+	// HeldOut is the verdict's held_out: "ran", "skipped" (--skip-held-out)
+	// or "not_given"; absent when the card has no held-out tests or the
+	// gate stopped before patch.held_out.
+	HeldOut string `json:"held_out,omitempty"`
 	// Steps are the gate's rules in gate order, including those not run.
 	Steps []Step `json:"steps"`
 }

@@ -61,10 +61,14 @@ func SummaryJSON(w io.Writer, s Summary) error {
 //
 //	PASS fix-1.diff (1.2s)
 //	FAIL fix-2.diff budget.files: files changed: 4 of 3 (0.0s, cached)
+//	PASS fix-3.diff (2.5s, held-out tests SKIPPED)
 func BatchLine(v *gate.Verdict) string {
 	extra := ""
 	if v.Cached {
 		extra = ", cached"
+	}
+	if v.HeldOut == gate.HeldOutSkipped {
+		extra += ", held-out tests SKIPPED"
 	}
 	switch v.Verdict {
 	case gate.Pass:

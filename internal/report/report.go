@@ -75,10 +75,14 @@ func StepLine(s gate.Step) string {
 	}
 }
 
-// VerdictLine is `GATE: PASS` or `GATE: FAIL <rule>: <reason>`.
+// VerdictLine is `GATE: PASS` or `GATE: FAIL <rule>: <reason>`; a pass
+// with the card's held-out tests skipped says so on the same line.
 func VerdictLine(v *gate.Verdict) string {
 	switch v.Verdict {
 	case gate.Pass:
+		if v.HeldOut == gate.HeldOutSkipped {
+			return "GATE: PASS (held-out tests SKIPPED by --skip-held-out)"
+		}
 		return "GATE: PASS"
 	case gate.Errored:
 		return "GATE: ERROR " + v.Error

@@ -46,6 +46,7 @@ type Verdict struct {
 //	every fail run exits 0                           → stale
 //	fail runs agree on a code other than expectFail  → mismatch
 //	the invariant fails (or is inconclusive)         → dirty
+//	(DecideHeldOut) the held-out command does not fail on the base → mismatch
 //	otherwise                                        → sign
 //
 // It is pure so every row can be table-tested without running anything.
@@ -97,4 +98,23 @@ func exits(runs []Outcome) string {
 		}
 	}
 	return strings.Join(s, ", ")
+}
+
+// DecideHeldOut applies the row `card sign --held-out DIR` adds just
+// before sign (the held-out command must fail on the base, or the
+// held-out tests do not test the bug; reported as a mismatch) to v, the verdict of the rows before it,
+// given the held-out run on the base (expected to exit expectHeldOut on
+// the patched tree): an earlier row that stopped the signing still wins;
+// a held-out run that exits expectHeldOut on the base, or proves nothing
+// (inconclusive), is a mismatch; otherwise v stands.
+func DecideHeldOut(v Verdict, heldOut Outcome, expectHeldOut int) Verdict {
+	switch {
+	case v.Decision != DecisionSign:
+		return v
+	case heldOut.Inconclusive:
+		return Verdict{DecisionMismatch, "the held-out command was inconclusive on the base (timeout, signal, or exit 125/126/127): it must fail there, it proves nothing"}
+	case heldOut.Exit == expectHeldOut:
+		return Verdict{DecisionMismatch, fmt.Sprintf("the held-out command exits %d on the base, what held_out.expect_exit wants of a fix: the held-out tests do not test the bug", heldOut.Exit)}
+	}
+	return Verdict{DecisionSign, fmt.Sprintf("%s; the held-out command fails on the base (exit %d)", v.Reason, heldOut.Exit)}
 }

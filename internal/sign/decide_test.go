@@ -41,3 +41,26 @@ func TestDecide(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideHeldOut(t *testing.T) {
+	signed := Verdict{DecisionSign, "the fail command exits 1 in 3 of 3 runs and the invariant passes"}
+	for _, tc := range []struct {
+		name    string
+		before  Verdict
+		heldOut Outcome
+		expect  int
+		want    Decision
+	}{
+		{"held-out tests fail on the base", signed, Outcome{Exit: 1}, 0, DecisionSign},
+		{"held-out tests pass on the base", signed, Outcome{Exit: 0}, 0, DecisionMismatch},
+		{"held-out exit is what a fix must give", signed, Outcome{Exit: 3}, 3, DecisionMismatch},
+		{"held-out run inconclusive", signed, Outcome{Exit: 127, Inconclusive: true}, 0, DecisionMismatch},
+		{"an earlier row wins", Verdict{DecisionDirty, "invariant"}, Outcome{Exit: 0}, 0, DecisionDirty},
+		{"an earlier row wins over a good held-out run", Verdict{DecisionStale, "stale"}, Outcome{Exit: 1}, 0, DecisionStale},
+	} {
+		got := DecideHeldOut(tc.before, tc.heldOut, tc.expect)
+		if got.Decision != tc.want || got.Reason == "" {
+			t.Errorf("%s: DecideHeldOut(%v, %v, %d) = %+v, want %s", tc.name, tc.before, tc.heldOut, tc.expect, got, tc.want)
+		}
+	}
+}
