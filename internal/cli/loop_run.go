@@ -226,7 +226,7 @@ func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolic
 			return cfg, err
 		}
 		cfg.Record = &loop.Recorder{Signer: signer, Trust: trust, AllowUnsigned: st.AllowUnsigned,
-			Env: gate.DefaultEnv(env.Getenv), CardPath: st.Card}
+			Env: gate.DefaultEnv(env.Getenv), CardPath: st.Card, Sandbox: cfg.Sandbox}
 	}
 	if p := env.Getenv("PATH"); p != "" {
 		cfg.Env = []string{"PATH=" + p, "LANG=C.UTF-8"}
