@@ -163,7 +163,9 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 		}
 		return attemptOutcome{rebuild: true}, nil
 	}
-	if err := promote(e.ctx, e.repo, e.inv.Candidate.Branch, head, commit); err != nil {
+	if err := promote(e.ctx, e.repo, e.inv.Candidate.Branch, head, commit, e.hook); errors.Is(err, errCrash) {
+		return attemptOutcome{}, err
+	} else if err != nil {
 		return attemptOutcome{}, blocked("candidate_integrity_failure", "attempt %d could not be promoted: %v", seq, err)
 	}
 	if err := e.hook("attempt-promoted"); err != nil {
