@@ -22,7 +22,8 @@ import (
 // promotion cut between its two steps (finishCutPromotion) is finished.
 // Anything else that does not match is blocked/checkpoint_mismatch (or
 // candidate_integrity_failure for an ambiguous interrupted attempt), with
-// every document and the candidate left as they are.
+// every document and the candidate left as they are. Role processes a
+// dead run left behind are killed first (reapRoles).
 func Resume(ctx context.Context, repo *gitx.Repo, id string, cfg Config) (*Outcome, error) {
 	if err := CheckID(id); err != nil {
 		return nil, err
@@ -74,6 +75,7 @@ func Resume(ctx context.Context, repo *gitx.Repo, id string, cfg Config) (*Outco
 		return nil, lerr
 	}
 	defer locks.Release()
+	e.reapRoles()
 	mem := st.loadPolicy()
 	e.passes, e.claimed = mem.Passes, mem.Claimed
 	if s := e.reconcile(); s != nil {

@@ -35,17 +35,18 @@ type helperConfig struct {
 	Dir  string   `json:"dir"`
 	Env  []string `json:"env"`
 
-	Namespaces bool     `json:"namespaces"` // the helper is PID 1 of fresh namespaces
-	Tmp        string   `json:"tmp"`        // private temp folder (tmpfs at /tmp with namespaces)
-	Home       string   `json:"home"`       // private HOME, inside Tmp
-	Keep       []string `json:"keep"`       // folders under /tmp that must stay visible
-	Binds      []bind   `json:"binds"`      // git folders read-only, writable folders below them
-	Masks      []mask   `json:"masks"`      // files shown with other content (the repository's config)
-	Writable   []string `json:"writable"`   // Landlock read-write
-	Readable   []string `json:"readable"`   // Landlock read-only and execute
-	Landlock   bool     `json:"landlock"`
-	Cgroups    []string `json:"cgroups"`
-	Limits     Limits   `json:"limits"`
+	Namespaces bool        `json:"namespaces"` // the helper is PID 1 of fresh namespaces
+	Tmp        string      `json:"tmp"`        // private temp folder (tmpfs at /tmp with namespaces)
+	Home       string      `json:"home"`       // private HOME, inside Tmp
+	Keep       []string    `json:"keep"`       // folders under /tmp that must stay visible
+	Binds      []bind      `json:"binds"`      // git folders read-only, writable folders below them
+	Masks      []mask      `json:"masks"`      // files shown with other content (the repository's config)
+	Writable   []string    `json:"writable"`   // Landlock read-write
+	Readable   []string    `json:"readable"`   // Landlock read-only and execute
+	Landlock   bool        `json:"landlock"`
+	Cgroups    []string    `json:"cgroups"`
+	Limits     Limits      `json:"limits"`
+	View       *viewConfig `json:"view,omitempty"` // a loop role's view instead of a card command's layers (view_linux.go)
 }
 
 // caps is what Probe found, kept for the life of the process.
@@ -299,6 +300,8 @@ type Prepared struct {
 	hostTmp  string // removed at the end (no mount namespace)
 	cgroups  []*cgroup
 	git      *GitSnapshot
+	view     *View       // a View's command (view_linux.go)
+	viewCfg  *viewConfig // its helper's part
 	statusR  *os.File
 	statusW  *os.File
 	config   *os.File
@@ -469,12 +472,18 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	}
 	pr.launched = true
 	l := pr.caps.launch()
+	if pr.view != nil {
+		l = pr.caps.launchView()
+	}
 	l.ExtraFiles = []*os.File{pr.statusW, pr.config}
 	return l, nil
 }
 
 // helperConfig is the helper's configuration for c.
 func (pr *Prepared) helperConfig(c Command) helperConfig {
+	if pr.view != nil {
+		return pr.viewHelperConfig(c)
+	}
 	cfg := helperConfig{
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
 		Namespaces: pr.caps.namespaces, Tmp: pr.tmp, Home: pr.home,
@@ -644,6 +653,9 @@ func (pr *Prepared) finish(st *status) (Outcome, error) {
 				forgetProbe() // a layer the probe promised failed: probe again next time
 			}
 		}
+	}
+	if pr.view != nil {
+		pr.viewFinished(st)
 	}
 	pr.finished = true
 	err := pr.Close()

@@ -234,6 +234,7 @@ type status struct {
 	Err      string    `json:"error,omitempty"`
 	Features []Feature `json:"features,omitempty"` // probe mode: what worked
 	Why      map[Feature]string
+	Written  []string `json:"written,omitempty"` // a view's overlay writes (view_linux.go)
 }
 
 func (s status) marshal() []byte {
