@@ -140,14 +140,23 @@ func complement(excluded []string) []string {
 	return out
 }
 
-// MissingText names what r lacks, one "feature (reason)" per missing
-// feature, for a log line; "" when nothing is.
+// MissingText names what r lacks, for a log line: the missing features,
+// grouped by reason ("pidns, mountns (namespaces unavailable: ...)");
+// "" when nothing is missing.
 func (r Report) MissingText() string {
-	var out []string
+	var reasons []string
+	byReason := map[string][]string{}
 	for _, f := range allFeatures {
 		if w, ok := r.Why[string(f)]; ok {
-			out = append(out, fmt.Sprintf("%s (%s)", f, w))
+			if byReason[w] == nil {
+				reasons = append(reasons, w)
+			}
+			byReason[w] = append(byReason[w], string(f))
 		}
+	}
+	var out []string
+	for _, w := range reasons {
+		out = append(out, fmt.Sprintf("%s (%s)", strings.Join(byReason[w], ", "), w))
 	}
 	return strings.Join(out, "; ")
 }
