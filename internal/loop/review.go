@@ -259,8 +259,12 @@ func (e *engine) decide(res *model.ReviewResult, rec *contract.ReviewRecord) err
 		}
 		files := set(tracked)
 		if e.cfg.Decider != nil {
-			ds, err := model.Decide(e.ctx, e.cfg.Decider, &model.DecideRequest{SchemaVersion: model.RequestSchemaVersion,
+			// The decider sees no files (an empty folder of its own); its
+			// process group is recorded like the other roles'.
+			decider, done, _ := e.confine(e.cfg.Decider, "decider", nil)
+			ds, err := model.Decide(e.ctx, decider, &model.DecideRequest{SchemaVersion: model.RequestSchemaVersion,
 				Findings: res.Findings, ChangeContract: jsonOf(e.inv.ChangeContract), Budget: e.fixBudget()})
+			done()
 			if err != nil {
 				return blocked("missing_capability", "the decider failed: %v", err)
 			}

@@ -187,7 +187,15 @@ func mainView(cfg helperConfig, report func(status)) int {
 	var err error
 	step := "view"
 	if cfg.Namespaces {
-		err = mountView(v)
+		// The view's mounts are the helper's to make; the command may not
+		// undo them (a remount read-write needs CAP_SYS_ADMIN, which a
+		// root inside the view, or root in a user namespace, would have).
+		if err = mountView(v); err == nil {
+			step = "drop capabilities"
+			if err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err == nil {
+				err = dropCapabilities()
+			}
+		}
 	} else {
 		step = "landlock"
 		err = restrictThread(landlockRules{read: v.Read, write: v.Write, devices: landlockDevices})

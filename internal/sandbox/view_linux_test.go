@@ -103,6 +103,14 @@ func TestView(t *testing.T) {
 	if !slices.Contains(res.Report.Features, string(FeatMountNS)) || !slices.Contains(res.Report.Features, string(FeatPIDNS)) {
 		t.Fatalf("report %+v", res.Report)
 	}
+	// Nor can the command undo the view: it has no capability left to
+	// remount with, even as root or the root of a user namespace.
+	out, o = inView(t, v, snap, `mount -o remount,bind,rw "$RO" 2>/dev/null && echo remounted
+{ echo y > "$RO/b.txt"; } 2>/dev/null && echo ro-written
+grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status && echo no-caps`, "RO="+ro)
+	if out != "no-caps\n" {
+		t.Fatalf("after a remount attempt (%+v): %q", o, out)
+	}
 }
 
 // TestViewOutlivesNothing: what the command leaves running in the
