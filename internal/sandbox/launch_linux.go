@@ -35,18 +35,20 @@ type helperConfig struct {
 	Dir  string   `json:"dir"`
 	Env  []string `json:"env"`
 
-	Namespaces bool        `json:"namespaces"` // the helper is PID 1 of fresh namespaces
-	Tmp        string      `json:"tmp"`        // private temp folder (tmpfs at /tmp with namespaces)
-	Home       string      `json:"home"`       // private HOME, inside Tmp
-	Keep       []string    `json:"keep"`       // folders under /tmp that must stay visible
-	Binds      []bind      `json:"binds"`      // git folders read-only, writable folders below them
-	Masks      []mask      `json:"masks"`      // files shown with other content (the repository's config)
-	Writable   []string    `json:"writable"`   // Landlock read-write
-	Readable   []string    `json:"readable"`   // Landlock read-only and execute
-	Landlock   bool        `json:"landlock"`
-	Cgroups    []string    `json:"cgroups"`
-	Limits     Limits      `json:"limits"`
-	View       *viewConfig `json:"view,omitempty"` // a loop role's view instead of a card command's layers (view_linux.go)
+	Namespaces bool     `json:"namespaces"` // the helper is PID 1 of fresh namespaces
+	Tmp        string   `json:"tmp"`        // private temp folder (tmpfs at /tmp with namespaces)
+	Home       string   `json:"home"`       // private HOME, inside Tmp
+	Keep       []string `json:"keep"`       // folders under /tmp that must stay visible
+	Binds      []bind   `json:"binds"`      // git folders read-only, writable folders below them
+	Masks      []mask   `json:"masks"`      // files shown with other content (the repository's config)
+	Writable   []string `json:"writable"`   // Landlock read-write
+	Readable   []string `json:"readable"`   // Landlock read-only and execute
+	Landlock   bool     `json:"landlock"`
+	Cgroups    []string `json:"cgroups"`
+	Limits     Limits   `json:"limits"`
+
+	// View, for a loop role, replaces a card command's layers (view_linux.go).
+	View *viewConfig `json:"view,omitempty"`
 }
 
 // caps is what Probe found, kept for the life of the process.
