@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
@@ -13,7 +12,6 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/record"
 	"github.com/failpass/failpass/internal/sign"
-	"github.com/failpass/failpass/internal/version"
 )
 
 // gateRecord writes the signed record of one gate run (--record): the
@@ -26,33 +24,7 @@ func gateRecord(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, di
 	if err != nil {
 		return err
 	}
-	base := v.Base
-	if base == "" {
-		// The gate stopped before card.base (an unsigned card): the record
-		// still names the tree the card's base would have been patched to.
-		if out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", gate.BaseRev(c)+"^{commit}"); err == nil {
-			base = strings.TrimSpace(string(out))
-		}
-	}
-	var patched *record.Patched
-	if base != "" {
-		if patched, err = record.PatchedTree(ctx, repo, base, diff); err != nil {
-			return err
-		}
-	}
-	files, err := record.ReadNumstat(ctx, diff)
-	if err != nil {
-		return err
-	}
-	st, err := record.New(v, c, diff, patched, files, version.String(), time.Now())
-	if err != nil {
-		return err
-	}
-	data, err := st.Canonical()
-	if err != nil {
-		return err
-	}
-	sig, err := record.Sign(signer, data)
+	data, sig, err := record.Signed(ctx, repo, c, diff, v, time.Now(), signer)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -67,22 +68,20 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	// folder) is writable: writes elsewhere fail instead of landing. Where
 	// no such view can be built it runs without one, and the before/after
 	// capture below is what catches a write outside.
-	var fix *model.FixOutcome
-	var ferr error
-	runFix := func() error { fix, ferr = model.Fix(e.ctx, e.cfg.Fixer, req, w.Dir); return nil }
 	ro, err := e.protectedPaths()
 	if err != nil {
 		return attemptOutcome{}, err
 	}
+	view := &sandbox.View{ReadOnly: ro, Writable: []string{w.Dir, w.GitDir()}}
 	if e.cfg.unconfinedFixer {
-		runFix()
-	} else if _, ierr := e.isolated(isolation{readOnly: ro, writable: []string{w.Dir, w.GitDir()}}, runFix); ierr != nil {
-		if !errors.Is(ierr, errNoIsolation) {
-			return attemptOutcome{}, ierr
-		}
-		e.logf("attempt %d: no read-only view for the fixer (%v); writes outside are detected, not prevented", seq, ierr)
-		runFix()
+		view = nil
 	}
+	fixer, done, ierr := e.confine(e.cfg.Fixer, "fixer", view)
+	if ierr != nil {
+		e.logf("attempt %d: no read-only view for the fixer (%v); writes outside are detected, not prevented", seq, ierr)
+	}
+	fix, ferr := model.Fix(e.ctx, fixer, req, w.Dir)
+	done()
 	after, err := captureState(e.ctx, e.repo, w.Dir)
 	if err != nil {
 		return attemptOutcome{}, err
@@ -163,7 +162,9 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 		}
 		return attemptOutcome{rebuild: true}, nil
 	}
-	if err := promote(e.ctx, e.repo, e.inv.Candidate.Branch, head, commit); err != nil {
+	if err := promote(e.ctx, e.repo, e.inv.Candidate.Branch, head, commit, e.hook); errors.Is(err, errCrash) {
+		return attemptOutcome{}, err
+	} else if err != nil {
 		return attemptOutcome{}, blocked("candidate_integrity_failure", "attempt %d could not be promoted: %v", seq, err)
 	}
 	if err := e.hook("attempt-promoted"); err != nil {

@@ -59,7 +59,7 @@ type Config struct {
 	// view, to exercise the detection of writes outside the worktree.
 	unconfinedFixer bool
 	// noMounts is a test seam: behave as on a machine where no private
-	// mount namespace can be made (not root).
+	// view of the file system can be made (sandbox.ViewSupport fails).
 	noMounts bool
 }
 
@@ -118,6 +118,8 @@ type engine struct {
 	baseDrifts     int
 	candidateFiles map[string]bool
 	lastPassSeq    int
+	// roles are the records of the role processes running now.
+	roles roleRecords
 }
 
 func (e *engine) logf(format string, args ...any) {
@@ -176,6 +178,7 @@ func Start(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, setti
 		return nil, lerr
 	}
 	defer locks.Release()
+	e.reapRoles()
 	if e.store.Exists() {
 		return nil, &InputError{Msg: fmt.Sprintf("a loop with id %q already exists in %s", inv.InvocationID, e.store.Dir),
 			Hint: "resume it with 'failpass loop resume --id " + inv.InvocationID + "', or start with a new --id"}
@@ -593,12 +596,4 @@ func (e *engine) logDir() string {
 	d := filepath.Join(e.store.Dir, "logs")
 	os.MkdirAll(d, 0o755)
 	return d
-}
-
-// isolated is runIsolated, or errNoIsolation under the noMounts seam.
-func (e *engine) isolated(iso isolation, fn func() error) ([]string, error) {
-	if e.cfg.noMounts {
-		return nil, fmt.Errorf("%w: (test) no mounts", errNoIsolation)
-	}
-	return runIsolated(iso, fn)
 }

@@ -1,29 +1,34 @@
 package loop
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
-	"github.com/failpass/failpass/internal/report"
+	"github.com/failpass/failpass/internal/record"
 	"github.com/failpass/failpass/internal/sign"
 )
 
-// Recorder keeps each attempt's gate verdict as a signed record beside the
+// Recorder keeps each attempt's gate run as a signed record beside the
 // loop's documents (--record-key): the gate runs the card on the
-// cumulative diff from the card's base to the attempt's commit, and the
-// verdict's JSON is signed in the failpass-record-v1 namespace.
+// cumulative diff from the card's base to the attempt's commit, and its
+// record is the very in-toto statement `gate --record` writes
+// (record.Of), signed in the failpass-record-v1 namespace, so `failpass
+// record verify` checks it like any other.
 type Recorder struct {
 	Signer        sign.Signer
 	Trust         func(*card.Card) ([]string, error)
 	AllowUnsigned bool
 	Env           func(card.Command) []string
 	CardPath      string
+	// There is no sandbox setting: the record's gate runs the attempt's
+	// code, so it is always contained (gate.Options' zero value), even
+	// under a loop's --sandbox=off, and the record carries its report.
 }
 
 // recordAttempt writes records/attempt-<seq>.json and its .sig for the
@@ -52,11 +57,7 @@ func (e *engine) writeRecord(ctx context.Context, r *Recorder, seq int, commit s
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	if err := report.JSON(&b, v); err != nil {
-		return err
-	}
-	sig, err := r.Signer.Sign(sign.NamespaceRecord, b.Bytes())
+	data, sig, err := record.Signed(ctx, e.repo, c, diff, v, time.Now(), r.Signer)
 	if err != nil {
 		return err
 	}
@@ -64,10 +65,7 @@ func (e *engine) writeRecord(ctx context.Context, r *Recorder, seq int, commit s
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, name+".json"), b.Bytes()); err != nil {
-		return err
-	}
-	if err := writeAtomic(filepath.Join(dir, name+".json.sig"), sig); err != nil {
+	if err := record.Write(filepath.Join(dir, name+".json"), data, sig); err != nil {
 		return err
 	}
 	e.logf("attempt %d: gate %s, signed record %s", seq, v.Verdict, filepath.Join(dir, name+".json"))

@@ -15,13 +15,15 @@ import (
 // Resume continues invocation id from its checkpoint after reconciling it
 // with live git (section 2.8): same id, no other lock holder, a checkpoint
 // that validates against its invocation, a clean candidate, and live head
-// and base that match the checkpoint. The one repair it makes is an
-// attempt interrupted between promotion and checkpoint: when the live
-// head is exactly that attempt's preserved commit, whose parent is the
-// checkpoint's head, the commit is recorded instead of lost. Anything else
-// that does not match is blocked/checkpoint_mismatch (or
+// and base that match the checkpoint. It makes two repairs. An attempt
+// interrupted between promotion and checkpoint: when the live head is
+// exactly that attempt's preserved commit, whose parent is the
+// checkpoint's head, the commit is recorded instead of lost. And a
+// promotion cut between its two steps (finishCutPromotion) is finished.
+// Anything else that does not match is blocked/checkpoint_mismatch (or
 // candidate_integrity_failure for an ambiguous interrupted attempt), with
-// every document and the candidate left as they are.
+// every document and the candidate left as they are. Role processes a
+// dead run left behind are killed first (reapRoles).
 func Resume(ctx context.Context, repo *gitx.Repo, id string, cfg Config) (*Outcome, error) {
 	if err := CheckID(id); err != nil {
 		return nil, err
@@ -73,6 +75,7 @@ func Resume(ctx context.Context, repo *gitx.Repo, id string, cfg Config) (*Outco
 		return nil, lerr
 	}
 	defer locks.Release()
+	e.reapRoles()
 	mem := st.loadPolicy()
 	e.passes, e.claimed = mem.Passes, mem.Claimed
 	if s := e.reconcile(); s != nil {
@@ -135,7 +138,20 @@ func (e *engine) reconcile() *stop {
 		}
 		e.logf("recovered attempt %d's commit %s", n, short(live))
 	} else if n > 0 && cp.CycleAttempts[n-1].Outcome == "interrupted" {
-		cp.PreservedFailedAttempts[len(cp.PreservedFailedAttempts)-1].Reason = fmt.Sprintf("interrupted: attempt %d did not finish; the cycle stays spent", n)
+		c, err := e.finishCutPromotion(n)
+		if err != nil {
+			return blocked("candidate_integrity_failure", "attempt %d's promotion cannot be finished: %v", n, err)
+		}
+		if c != "" {
+			live = c
+			e.markCommitted(n, c)
+			if len(e.passes) > 0 {
+				e.claimed = e.passes[len(e.passes)-1].Material
+			}
+			e.logf("finished attempt %d's promotion to %s", n, short(c))
+		} else {
+			cp.PreservedFailedAttempts[len(cp.PreservedFailedAttempts)-1].Reason = fmt.Sprintf("interrupted: attempt %d did not finish; the cycle stays spent", n)
+		}
 	}
 	if err := e.checkClean(); err != nil {
 		return blocked("checkpoint_mismatch", "%v", err)
@@ -152,6 +168,31 @@ func (e *engine) reconcile() *stop {
 		return blocked("checkpoint_mismatch", "the reconciled checkpoint does not validate: %v", err)
 	}
 	return nil
+}
+
+// finishCutPromotion finishes attempt n's promotion when the loop was cut
+// between the checkout's update and the branch's move. It acts only on
+// what the checkpoint and git both prove: the checkpoint's next action is
+// the promotion of the commit on attempt n's ref, that commit's one parent
+// is the checkpoint's head, and the checkout is exactly that promotion's
+// first step done (finishPromotion). It returns the commit the branch was
+// moved to, or "" when the state is not that one (nothing changed).
+func (e *engine) finishCutPromotion(n int) (string, error) {
+	cp := e.cp
+	out, err := e.repo.Git(e.ctx, "rev-parse", "--verify", "--end-of-options", e.attemptRef(n)+"^{commit}")
+	if err != nil {
+		return "", nil
+	}
+	c := strings.TrimSpace(string(out))
+	if c == cp.CurrentHead || cp.CurrentPhase != "validate_and_commit" ||
+		!strings.HasPrefix(cp.ExpectedNextAction, "promote "+short(c)+" ") || e.verifyParent(c, cp.CurrentHead) != nil {
+		return "", nil
+	}
+	ok, err := finishPromotion(e.ctx, e.repo, cp.Branch, cp.CurrentHead, c)
+	if err != nil || !ok {
+		return "", err
+	}
+	return c, nil
 }
 
 // checkClean requires the candidate's checkout, if any, to be clean and at

@@ -9,6 +9,7 @@ import (
 
 	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -86,10 +87,11 @@ func (e *engine) trackedAt(commit string) ([]string, error) {
 
 // review runs one fresh review pass on the current head and decides its
 // findings. The reviewer is a new process with a new snapshot of the exact
-// head as its working folder, seen through a private mount namespace in
-// which the user's checkouts and the git common dir are read-only bind
-// mounts and the snapshot is an overlay whose writes are captured and
-// thrown away. HEAD, refs, index, config and every checkout's files are
+// head as its working folder, in a sandbox.View in which the user's
+// checkouts and the git common dir are read-only, the loop's documents
+// and attempt refs hidden, and the snapshot an overlay whose writes are
+// captured and thrown away (or, in a Landlock-only view, a throwaway
+// worktree whose changes the status comparison below finds). HEAD, refs, index, config and every checkout's files are
 // captured before and after as well. The pass is recorded in the
 // checkpoint whatever its outcome; a pass that cannot certify anything
 // stops the loop.
@@ -98,10 +100,10 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	reviewer, independence, identity, endpoint := e.cfg.Reviewer, "fresh_subagent", e.cfg.ReviewerID, e.cfg.ReviewerEndpoint
+	reviewer, independence, identity := e.cfg.Reviewer, "fresh_subagent", e.cfg.ReviewerID
 	if e.inv.ReviewExecution.Mode == "in_agent_override" {
 		// The override names who allowed the fixer's adapter to review.
-		reviewer, independence, identity, endpoint = e.cfg.Fixer, "in_agent_override", e.cfg.FixerID+" (in-agent override by "+e.inv.ReviewExecution.OverrideAuthorization+")", e.cfg.FixerEndpoint
+		reviewer, independence, identity = e.cfg.Fixer, "in_agent_override", e.cfg.FixerID+" (in-agent override by "+e.inv.ReviewExecution.OverrideAuthorization+")"
 	}
 	seq := e.lastPassSeq + 1
 	for _, r := range e.cp.ReviewRecords {
@@ -123,21 +125,16 @@ func (e *engine) review() (*model.ReviewResult, error) {
 		return nil, err
 	}
 	defer w.Remove(e.ctx)
-	scratch, err := os.MkdirTemp("", "failpass-review-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(scratch)
 	ro, err := e.protectedPaths()
 	if err != nil {
 		return nil, err
 	}
-	iso := isolation{overlay: w.Dir, scratch: scratch, readOnly: ro}
+	view := &sandbox.View{Overlay: w.Dir, ReadOnly: ro}
 	// Nothing from earlier passes: the loop's documents and logs, and the
 	// attempt refs (earlier fixes), are covered by an empty folder.
 	for _, h := range []string{e.repo.StateDir("loops"), filepath.Join(e.repo.CommonDir, "refs", "failpass")} {
 		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
-			iso.hidden = append(iso.hidden, h)
+			view.Hidden = append(view.Hidden, h)
 		}
 	}
 	before, err := captureState(e.ctx, e.repo, w.Dir)
@@ -148,30 +145,23 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var res *model.ReviewResult
-	var rerr error
-	written, ierr := e.isolated(iso, func() error {
-		res, rerr = model.Review(e.ctx, reviewer, p, w.Dir, e.cfg.Lenses)
-		return nil
-	})
-	if errors.Is(ierr, errNoIsolation) && endpoint {
+	a, done, ierr := e.confine(reviewer, "reviewer", view)
+	if ierr != nil {
+		// The reviewer never runs: no real read-only view, no review.
+		rec.AggregateVerdict = model.VerdictBlocked
+		e.cp.ReviewRecords = append(e.cp.ReviewRecords, rec)
+		e.save("review", "provide a read-only mount capability")
+		return nil, blocked("missing_capability", "write isolation cannot be enforced: %v", ierr)
+	}
+	if !model.Local(a) {
 		// An endpoint reviewer has no filesystem to write with: its tool
 		// surface is the isolation (the design's second control). The
 		// before/after capture below still runs.
-		e.logf("review pass %d: no private mount here; %s cannot write files, so it runs without one", seq, identity)
-		res, rerr = model.Review(e.ctx, reviewer, p, w.Dir, e.cfg.Lenses)
-		written, ierr = nil, nil
+		e.logf("review pass %d: %s has no files of this machine to write; it runs without a view", seq, identity)
 	}
-	if ierr != nil {
-		if errors.Is(ierr, errNoIsolation) {
-			// The reviewer never ran: no real read-only view, no review.
-			rec.AggregateVerdict = model.VerdictBlocked
-			e.cp.ReviewRecords = append(e.cp.ReviewRecords, rec)
-			e.save("review", "provide a read-only mount capability")
-			return nil, blocked("missing_capability", "write isolation cannot be enforced: %v", ierr)
-		}
-		return nil, ierr
-	}
+	res, rerr := model.Review(e.ctx, a, p, w.Dir, e.cfg.Lenses)
+	done()
+	written := view.Result().Written
 	after, err := captureState(e.ctx, e.repo, w.Dir)
 	if err != nil {
 		return nil, err
@@ -269,8 +259,12 @@ func (e *engine) decide(res *model.ReviewResult, rec *contract.ReviewRecord) err
 		}
 		files := set(tracked)
 		if e.cfg.Decider != nil {
-			ds, err := model.Decide(e.ctx, e.cfg.Decider, &model.DecideRequest{SchemaVersion: model.RequestSchemaVersion,
+			// The decider sees no files (an empty folder of its own); its
+			// process group is recorded like the other roles'.
+			decider, done, _ := e.confine(e.cfg.Decider, "decider", nil)
+			ds, err := model.Decide(e.ctx, decider, &model.DecideRequest{SchemaVersion: model.RequestSchemaVersion,
 				Findings: res.Findings, ChangeContract: jsonOf(e.inv.ChangeContract), Budget: e.fixBudget()})
+			done()
 			if err != nil {
 				return blocked("missing_capability", "the decider failed: %v", err)
 			}

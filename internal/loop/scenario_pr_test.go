@@ -111,8 +111,8 @@ func TestTwoClonesRaceToPublish(t *testing.T) {
 		return nil
 	}
 	outB := b.start(b.prInvocation("race-b"), cfgB)
+	want(t, outB, "blocked", "remote_advanced") // first: had b stopped before its push, a never ran
 	want(t, outA, "converged", "")
-	want(t, outB, "blocked", "remote_advanced")
 	if remoteHead(t, remote) != a.branchHead() || a.fileAt(remoteHead(t, remote), "app.txt") != "hello ok" {
 		t.Fatal("the winner's head is not on the remote")
 	}

@@ -106,3 +106,64 @@ func TestRepeatedFindingSurvivesAResume(t *testing.T) {
 		t.Fatalf("%d commits, %+v", s.commitsSinceHead(), out.Result.Budget)
 	}
 }
+
+// A loop cut between a promotion's two steps (the checkout's index and
+// files updated by read-tree -m -u, the branch not yet moved by
+// update-ref) is finished by resume: it converges, the checkout is clean,
+// HEAD is the branch, and exactly one commit was added.
+func TestResumeFinishesACutPromotion(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", fixFirstBug)
+	cfg := s.config("reviewer", "fixer")
+	cfg.hook = crashAt(hookCheckoutUpdated)
+	if _, err := Start(context.Background(), s.repo, s.invocation("cut", 3), nil, cfg); !errors.Is(err, errCrash) {
+		t.Fatalf("want the simulated crash, got %v", err)
+	}
+	// The cut state: HEAD and the branch old, the index and files new.
+	if s.branchHead() != s.head || s.status() != "M  app.txt" {
+		t.Fatalf("not cut between the steps: branch %s, status %q", s.branchHead(), s.status())
+	}
+	cfg.hook = nil
+	out, err := Resume(context.Background(), s.repo, "cut", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, out, "converged", "")
+	if n := s.commitsSinceHead(); n != 1 {
+		t.Fatalf("%d commits on the candidate, want 1", n)
+	}
+	if sym := git(t, s.dir, "symbolic-ref", "HEAD"); sym != "refs/heads/cand" {
+		t.Fatalf("HEAD is %s, want the branch", sym)
+	}
+	if got, _ := os.ReadFile(filepath.Join(s.dir, "app.txt")); string(got) != "hello ok\n" || s.status() != "" {
+		t.Fatalf("checkout after resume: %q, status %q", got, s.status())
+	}
+	if out.Result.Budget.ConsumedCycles != 1 {
+		t.Fatalf("%+v", out.Result.Budget)
+	}
+}
+
+// A checkout that differs from the cut promotion's first step (here a
+// stray unstaged edit on top of it) is not finished: resume refuses and
+// changes nothing.
+func TestResumeLeavesAnAlteredCutPromotion(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", fixFirstBug)
+	cfg := s.config("reviewer", "fixer")
+	cfg.hook = crashAt(hookCheckoutUpdated)
+	if _, err := Start(context.Background(), s.repo, s.invocation("cut2", 3), nil, cfg); !errors.Is(err, errCrash) {
+		t.Fatalf("want the simulated crash, got %v", err)
+	}
+	writeFile(t, filepath.Join(s.dir, "app.txt"), "hello mine\n", 0o644)
+	cfg.hook = nil
+	out, err := Resume(context.Background(), s.repo, "cut2", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, out, "blocked", "checkpoint_mismatch")
+	if s.branchHead() != s.head || s.status() != "MM app.txt" {
+		t.Fatalf("resume changed the checkout: branch %s, status %q", s.branchHead(), s.status())
+	}
+}

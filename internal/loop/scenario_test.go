@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/sandbox/sandboxtest"
 )
 
 // Scenario tests drive the engine on real repositories with scripted
@@ -18,6 +20,12 @@ import (
 // branch, file contents at commits, refs, the user's checkout.
 
 func TestMain(m *testing.M) {
+	if os.Getenv(sandboxtest.DenyEnv) == "1" {
+		if err := sandboxtest.DenyNamespaces(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	// A private git identity and no user or system config.
 	home, _ := os.MkdirTemp("", "loop-home-")
 	for k, v := range map[string]string{
@@ -203,6 +211,9 @@ func atoi(s string) int {
 
 func want(t *testing.T, out *Outcome, state, reason string) {
 	t.Helper()
+	if out == nil {
+		t.Fatalf("no outcome, want %s/%s", state, reason)
+	}
 	if out.Result.TerminalState != state || out.Result.Reason != reason {
 		t.Fatalf("terminal %s/%s, want %s/%s\n%s", out.Result.TerminalState, out.Result.Reason, state, reason, Summary(out.Result))
 	}
@@ -241,3 +252,15 @@ func TestConvergedAfterOneFix(t *testing.T) {
 }
 
 func openRepo(dir string) (*gitx.Repo, error) { return gitx.Open(context.Background(), dir) }
+
+// TestRolesWithoutNamespaces runs the loop's isolation scenarios again
+// where namespace creation is denied (a seccomp filter, as AppArmor denies
+// user namespaces on Ubuntu 23.10 and later): the roles then run in a
+// Landlock view, and every scenario must hold all the same.
+func TestRolesWithoutNamespaces(t *testing.T) {
+	if os.Getenv(sandboxtest.DenyEnv) == "1" {
+		t.Skip("already denied")
+	}
+	sandboxtest.RunDenied(t, "^(TestConvergedAfterOneFix|TestReviewerMutatesTree|TestReviewerCannotWriteTheRepository|"+
+		"TestReviewerSeesNothingOfEarlierPasses|TestConfinedFixerCannotWriteOutside|TestResumeFinishesACutPromotion)$")
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // commandAdapter runs a cmd: program: no shell, no arguments, the request
@@ -17,6 +18,34 @@ import (
 type commandAdapter struct {
 	program string // absolute
 	opts    Options
+	conf    Confinement
+}
+
+// Confinement is how the program of a cmd: adapter runs for the loop's
+// roles: in a private view of the file system, its process group told
+// to the caller as soon as it runs.
+type Confinement struct {
+	View    *sandbox.View  // nil: no view
+	Started func(pgid int) // nil: not told
+}
+
+// Confined returns a with its program run under c. An adapter without a
+// local program (openai/) has nothing to confine and is returned as it
+// is; Local says which is which.
+func Confined(a Adapter, c Confinement) Adapter {
+	if ca, ok := a.(*commandAdapter); ok {
+		cp := *ca
+		cp.conf = c
+		return &cp
+	}
+	return a
+}
+
+// Local says whether a runs a program on this machine (cmd:), which a
+// Confinement applies to.
+func Local(a Adapter) bool {
+	_, ok := a.(*commandAdapter)
+	return ok
 }
 
 func newCommand(program string, opts Options) (*commandAdapter, error) {
@@ -72,6 +101,8 @@ func (c *commandAdapter) Call(ctx context.Context, role Role, request []byte, wo
 		Timeout: c.opts.Timeout,
 		Log:     logPath,
 		MaxLog:  maxStderr,
+		View:    c.conf.View,
+		Started: c.conf.Started,
 	}, request, c.opts.MaxReply)
 	var lim *run.OutputLimitError
 	if errors.As(err, &lim) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,22 @@ func TestCaptureSetup(t *testing.T) {
 	out, r, err := Capture(context.Background(), Spec{Argv: []string{"no-such-command-xyz"}, Root: root}, nil, 10)
 	if err != nil || r.StartErr == nil || out != nil || !bytes.Equal(out, nil) {
 		t.Errorf("Capture(missing program) = %q, %+v, %v; want a start error", out, r, err)
+	}
+}
+
+// Spec.Started hears the command's process group before Capture waits
+// for it: the pid of the process it started, which leads its group.
+func TestCaptureToldTheGroup(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc to read a process group from")
+	}
+	var told int
+	out, res, err := Capture(context.Background(), Spec{Argv: []string{"sh", "-c", "cut -d' ' -f5 /proc/$$/stat"}, Root: t.TempDir(),
+		Started: func(pgid int) { told = pgid }}, nil, 1<<10)
+	if err != nil || res.Exit != 0 {
+		t.Fatalf("Capture: %v, %v", err, res)
+	}
+	if got := strings.TrimSpace(string(out)); told == 0 || got != strconv.Itoa(told) {
+		t.Fatalf("told %d, the command's group is %q", told, got)
 	}
 }

@@ -46,6 +46,15 @@ type Spec struct {
 	MaxLog  int64           // 0 means DefaultMaxLog (1 MiB)
 	Sandbox *sandbox.Policy // nil runs the command uncontained (--sandbox=off); see sandbox.go
 	Session *Session        // with Sandbox, the helper the command shares with the session's others; see session.go
+	// View, without Sandbox, runs the command in a private view of the
+	// file system (a loop role: reviewer or fixer), through the sandbox
+	// helper; see sandbox.View.
+	View *sandbox.View
+	// Started, when set, is told the command's process group (its pid:
+	// the sandbox helper's when contained) as soon as it runs, before it
+	// is waited for: a caller that must find the group after its own
+	// death (kill -9) records it there.
+	Started func(pgid int)
 }
 
 // Result is how a command ended. Output is never part of it: exit codes
@@ -184,6 +193,9 @@ func (p *prepared) startRun(ctx context.Context, argv []string, h *helper) (cmd 
 			return nil, nil, nil, err
 		}
 		pid := h.cmd.Process.Pid
+		if p.started != nil {
+			p.started(pid)
+		}
 		return h.cmd, h.out, context.AfterFunc(ctx, func() { killGroup(pid) }), nil
 	}
 	out, w, err := os.Pipe()
@@ -208,7 +220,8 @@ type prepared struct {
 	path    string // argv[0] resolved
 	timeout time.Duration
 	log     *logWriter
-	sb      *sandboxRun // nil without Spec.Sandbox; see sandbox.go
+	sb      *sandboxRun // nil without Spec.Sandbox or Spec.View; see sandbox.go
+	started func(int)   // Spec.Started
 }
 
 // prepare checks s and opens its log. A problem before the command exists
@@ -222,11 +235,11 @@ func prepare(s Spec, sess *sandbox.Session) (*prepared, Result, error) {
 	if err != nil {
 		return nil, Result{}, err
 	}
-	p := &prepared{dir: dir, env: s.Env, timeout: s.Timeout}
+	p := &prepared{dir: dir, env: s.Env, timeout: s.Timeout, started: s.Started}
 	if p.env == nil {
 		p.env = defaultEnv()
 	}
-	if s.Sandbox != nil {
+	if s.Sandbox != nil || s.View != nil {
 		if p.sb, p.env, err = prepareSandbox(s, p.env, sess); err != nil {
 			return nil, Result{}, err
 		}
@@ -271,6 +284,9 @@ func (p *prepared) start(cmd *exec.Cmd) error {
 	err := startRegistered(cmd)
 	if err == nil {
 		p.sb.started(cmd.Process.Pid)
+		if p.started != nil {
+			p.started(cmd.Process.Pid)
+		}
 	}
 	return err
 }

@@ -20,15 +20,18 @@ import (
 // sandboxRun is one command's sandbox, from Prepare to Finish.
 type sandboxRun struct{ pr *sandbox.Prepared }
 
-// prepareSandbox sets up s.Sandbox for one command and returns the
+// prepareSandbox sets up s.Sandbox (or s.View) for one command and returns the
 // environment the command gets inside it; argv[0] must be resolved
 // against that environment's PATH, never the tool's.
 func prepareSandbox(s Spec, env []string, sess *sandbox.Session) (*sandboxRun, []string, error) {
 	var pr *sandbox.Prepared
 	var err error
-	if sess != nil {
+	switch {
+	case s.Sandbox == nil:
+		pr, err = s.View.Prepare(s.Root, env)
+	case sess != nil:
 		pr, err = sess.Prepare(s.Sandbox, s.Root, env)
-	} else {
+	default:
 		pr, err = s.Sandbox.Prepare(s.Root, env)
 	}
 	if err != nil {

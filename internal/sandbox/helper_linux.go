@@ -76,6 +76,9 @@ func Main(args []string) int {
 		report(status{Step: "config", Err: err.Error()})
 		return exitSandboxFailed
 	}
+	if cfg.View != nil {
+		return mainView(cfg, report)
+	}
 	h := &helper{cfg: cfg, why: map[Feature]string{}}
 	if !cfg.Probe {
 		// os/signal waits for a thread of its own to come up (a

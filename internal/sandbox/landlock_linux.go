@@ -124,10 +124,12 @@ func restrictThread(rules landlockRules) error {
 }
 
 // addPathRule grants access below path (on a file: the file rights of
-// access). A missing path needs no rule.
+// access). A missing path needs no rule, nor does one the user cannot
+// reach (a folder on PATH below another user's home, as su leaves root's
+// PATH to a user): the command could not use it anyway.
 func addPathRule(ruleset int, path string, access uint64) error {
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) {
 		return nil
 	}
 	if err != nil {

@@ -47,6 +47,9 @@ type helperConfig struct {
 	Cache      *cacheMount `json:"cache,omitempty"` // a candidate's view of the card's build cache
 	Cgroups    []string    `json:"cgroups"`
 	Limits     Limits      `json:"limits"`
+
+	// View, for a loop role, replaces a card command's layers (view_linux.go).
+	View *viewConfig `json:"view,omitempty"`
 }
 
 // caps is what Probe found, kept for the life of the process.
@@ -301,6 +304,8 @@ type Prepared struct {
 	hostTmp  string // removed at the end (no mount namespace)
 	cgroups  []*cgroup
 	git      *GitSnapshot
+	view     *View       // a View's command (view_linux.go)
+	viewCfg  *viewConfig // its helper's part
 	statusR  *os.File
 	statusW  *os.File
 	config   *os.File
@@ -483,12 +488,18 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	}
 	pr.launched = true
 	l := pr.caps.launch()
+	if pr.view != nil {
+		l = pr.caps.launchView()
+	}
 	l.ExtraFiles = []*os.File{pr.statusW, pr.config}
 	return l, nil
 }
 
 // helperConfig is the helper's configuration for c.
 func (pr *Prepared) helperConfig(c Command) helperConfig {
+	if pr.view != nil {
+		return pr.viewHelperConfig(c)
+	}
 	cfg := helperConfig{
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
 		Namespaces: pr.caps.namespaces, Tmp: pr.tmp, Home: pr.home,
@@ -663,6 +674,9 @@ func (pr *Prepared) finish(st *status) (Outcome, error) {
 				forgetProbe() // a layer the probe promised failed: probe again next time
 			}
 		}
+	}
+	if pr.view != nil {
+		pr.viewFinished(st)
 	}
 	pr.finished = true
 	err := pr.Close()

@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/failpass/failpass/internal/sandbox/sandboxtest"
 )
 
 // cacheHome points the user cache folder at a fresh temporary folder.
@@ -123,6 +125,12 @@ func TestProbeCacheForgotten(t *testing.T) {
 
 // TestMain keeps this package's probes out of the user's cache folder.
 func TestMain(m *testing.M) {
+	if os.Getenv(sandboxtest.DenyEnv) == "1" {
+		if err := sandboxtest.DenyNamespaces(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	dir, err := os.MkdirTemp("", "failpass-sandbox-cache-")
 	if err == nil {
 		os.Setenv("XDG_CACHE_HOME", dir)

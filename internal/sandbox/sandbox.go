@@ -230,6 +230,7 @@ type status struct {
 	Cache    string    `json:"cache,omitempty"`    // how the command saw the card's build cache (a candidate's)
 	Features []Feature `json:"features,omitempty"` // probe mode: what worked
 	Why      map[Feature]string
+	Written  []string `json:"written,omitempty"` // a view's overlay writes (view_linux.go)
 }
 
 func (s status) marshal() []byte {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -517,7 +518,7 @@ func TestHTTP(t *testing.T) {
 	})
 	// The card's cache outlives the test (as it outlives a gate run), so
 	// only the first run on a machine compiles net/http from scratch.
-	cache := filepath.Join(os.TempDir(), "failpass-sandbox-test-card-cache")
+	cache := filepath.Join(os.TempDir(), "failpass-sandbox-test-card-cache-"+strconv.Itoa(os.Getuid())) // per user: another's is not writable
 	env := []string{"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "HOME=" + os.Getenv("HOME")}
 	p := &Policy{CacheDir: cache}
 	first := contained(t, wt, p, env, 5*time.Minute, "go", "test", "./...")

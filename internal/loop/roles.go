@@ -1,0 +1,262 @@
+package loop
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/failpass/failpass/internal/atomicfile"
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/sandbox"
+)
+
+// Role processes. A reviewer, fixer or decider program runs in a process
+// group of its own (run's), inside a PID namespace where the machine
+// allows one (a View), so that killing its group or its namespace's first
+// process ends everything it started. While it runs, its group is
+// recorded in the loop's folder (roles/<pgid>.json: the group's leader,
+// its start time and the boot, and the loop process that owns it). A loop
+// killed with -9 cannot kill its roles itself; the next `loop start` in
+// the repository, and `loop resume`, kill the recorded groups of every
+// loop whose owner is dead (reapRoles). A record is written as soon as
+// the program runs, before failpass waits for it: a kill -9 in between
+// leaves the program itself to Pdeathsig, which ends it with its parent.
+
+// roleProc is the record of one running role process group.
+type roleProc struct {
+	Role       string `json:"role"`
+	PGID       int    `json:"pgid"`
+	Start      uint64 `json:"start"` // the leader's start time, clock ticks since boot
+	Boot       string `json:"boot_id"`
+	Owner      int    `json:"owner_pid"`
+	OwnerStart uint64 `json:"owner_start"`
+}
+
+// maxRoleRecord bounds a role record read; a real one is ~150 bytes.
+const maxRoleRecord = 4096
+
+// roleRecords keeps the records of the calls in progress, so they go
+// once the call returns.
+type roleRecords struct {
+	mu    sync.Mutex
+	files []string
+}
+
+// errNoIsolation says a private view of the file system cannot be made
+// here (sandbox.ViewSupport).
+var errNoIsolation = errors.New("a private read-only view of the repository is not available")
+
+// reapRoles kills what dead loops of the repository left running, and
+// says so.
+func (e *engine) reapRoles() {
+	if n := reapRoles(e.repo); n > 0 {
+		e.logf("killed %d role process group(s) a dead loop left running", n)
+	}
+}
+
+// confine returns a, to be called once for role: run in view v (nil:
+// none) with its process group recorded while it runs, and done, which
+// forgets the record once the call returned. The error (errNoIsolation)
+// says v cannot be made here; a (with its group still recorded) may then
+// run without it, if the caller so decides.
+func (e *engine) confine(a model.Adapter, role string, v *sandbox.View) (model.Adapter, func(), error) {
+	c := model.Confinement{Started: func(pgid int) { e.recordRole(role, pgid) }}
+	var verr error
+	if v != nil && model.Local(a) {
+		switch rep, err := sandbox.ViewSupport(); {
+		case e.cfg.noMounts:
+			verr = fmt.Errorf("%w: (test) no private view", errNoIsolation)
+		case err != nil:
+			verr = fmt.Errorf("%w: %v", errNoIsolation, err)
+		default:
+			if m := rep.MissingText(); m != "" {
+				e.logf("%s: contained by %s, without %s", role, strings.Join(rep.Features, ", "), m)
+			}
+			c.View = v
+		}
+	}
+	return model.Confined(a, c), e.forgetRoles, verr
+}
+
+// recordRole writes the record of a role process group that just started.
+func (e *engine) recordRole(role string, pgid int) {
+	self := os.Getpid()
+	start, _ := procStart(pgid)
+	ownerStart, _ := procStart(self)
+	p := roleProc{Role: role, PGID: pgid, Start: start, Boot: bootID(), Owner: self, OwnerStart: ownerStart}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return
+	}
+	dir := filepath.Join(e.store.Dir, "roles")
+	path := filepath.Join(dir, strconv.Itoa(pgid)+".json")
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		err = atomicfile.Write(path, append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		e.logf("warning: %s (process group %d) is not recorded: %v", role, pgid, err)
+		return
+	}
+	e.roles.mu.Lock()
+	e.roles.files = append(e.roles.files, path)
+	e.roles.mu.Unlock()
+}
+
+// forgetRoles removes the records of the calls that returned: run has
+// killed their groups already.
+func (e *engine) forgetRoles() {
+	e.roles.mu.Lock()
+	defer e.roles.mu.Unlock()
+	for _, f := range e.roles.files {
+		os.Remove(f)
+	}
+	e.roles.files = nil
+}
+
+// reapRoles kills the role process groups that loops of repo recorded and
+// whose owner is dead, and removes their records. It reports how many
+// groups it found still running.
+func reapRoles(repo *gitx.Repo) int {
+	recs, _ := filepath.Glob(filepath.Join(repo.StateDir("loops"), "*", "roles", "*.json"))
+	killed := 0
+	for _, path := range recs {
+		p, err := readRoleProc(path)
+		if err != nil {
+			os.Remove(path) // unreadable: nothing to act on, and nothing to keep
+			continue
+		}
+		if procAlive(p.Owner, p.OwnerStart, p.Boot) {
+			continue
+		}
+		if killRoleGroup(p) {
+			killed++
+		}
+		os.Remove(path)
+	}
+	return killed
+}
+
+func readRoleProc(path string) (roleProc, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return roleProc{}, err
+	}
+	defer f.Close()
+	b := make([]byte, maxRoleRecord+1)
+	n, _ := f.Read(b)
+	if n > maxRoleRecord {
+		return roleProc{}, errors.New("role record too large")
+	}
+	var p roleProc
+	if err := json.Unmarshal(b[:n], &p); err != nil {
+		return roleProc{}, err
+	}
+	if p.PGID <= 1 {
+		return roleProc{}, errors.New("role record without a process group")
+	}
+	return p, nil
+}
+
+// killRoleGroup kills every process of p's group that can be p's: the
+// group's id is a pid that cannot be reused while any process of the
+// group lives, so a process in it that started no earlier than the
+// recorded leader is one of the role's. A live leader with another start
+// time means the id was reused after the group ended: nothing is killed.
+// It reports whether it found anything to kill.
+func killRoleGroup(p roleProc) bool {
+	if b := bootID(); b == "" || b != p.Boot {
+		return false // another boot: nothing of that run is left
+	}
+	if s, err := procStart(p.PGID); err == nil && s != p.Start {
+		return false
+	}
+	found := false
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		again := false
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, st := range stats {
+			b, err := os.ReadFile(st)
+			if err != nil {
+				continue
+			}
+			pgrp, start, err := parseStat(string(b))
+			if err != nil || pgrp != p.PGID || start < p.Start {
+				continue
+			}
+			pid, err := strconv.Atoi(strings.Split(st, "/")[2])
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+			found, again = true, true
+		}
+		if !again || time.Now().After(deadline) {
+			return found
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// procAlive says whether the process pid with that start time (and boot)
+// still runs. Unreadable for a reason other than its absence counts as
+// alive: a live owner's roles are never killed.
+func procAlive(pid int, start uint64, boot string) bool {
+	if b := bootID(); b != "" && boot != "" && b != boot {
+		return false
+	}
+	if pid <= 0 {
+		return false
+	}
+	s, err := procStart(pid)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	return s == start
+}
+
+// procStart is field 22 of /proc/<pid>/stat: the start time in clock
+// ticks since boot.
+func procStart(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	_, start, err := parseStat(string(b))
+	return start, err
+}
+
+// parseStat reads the process group (field 5) and the start time (field
+// 22) of a /proc/<pid>/stat line, counted after the command name's
+// closing parenthesis (the name may hold spaces and parentheses).
+func parseStat(s string) (pgrp int, start uint64, err error) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, errors.New("malformed stat line")
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0, 0, errors.New("malformed stat line")
+	}
+	if pgrp, err = strconv.Atoi(f[2]); err != nil {
+		return 0, 0, err
+	}
+	start, err = strconv.ParseUint(f[19], 10, 64)
+	return pgrp, start, err
+}
+
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

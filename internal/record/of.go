@@ -1,0 +1,57 @@
+package record
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/sign"
+	"github.com/failpass/failpass/internal/version"
+)
+
+// Of builds the record of gate verdict v on diff for card c in repo: the
+// patched tree git makes from the verdict's base (or, when the gate
+// stopped before resolving it, from the card's own base), the diff's
+// numstat, this failpass's version and at. It is the one builder of the
+// records `gate --record` writes and the loop keeps per attempt. Nothing
+// here runs a card command; the tree is built in git's object store.
+func Of(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *gate.Verdict, at time.Time) (*Statement, error) {
+	base := v.Base
+	if base == "" {
+		// The gate stopped before card.base (an unsigned card): the record
+		// still names the tree the card's base would have been patched to.
+		if out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", gate.BaseRev(c)+"^{commit}"); err == nil {
+			base = strings.TrimSpace(string(out))
+		}
+	}
+	var patched *Patched
+	if base != "" {
+		var err error
+		if patched, err = PatchedTree(ctx, repo, base, diff); err != nil {
+			return nil, err
+		}
+	}
+	files, err := ReadNumstat(ctx, diff)
+	if err != nil {
+		return nil, err
+	}
+	return New(v, c, diff, patched, files, version.String(), at)
+}
+
+// Signed is Of, in canonical bytes, with their signature by s.
+func Signed(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *gate.Verdict, at time.Time, s sign.Signer) (data, sig []byte, err error) {
+	st, err := Of(ctx, repo, c, diff, v, at)
+	if err != nil {
+		return nil, nil, err
+	}
+	if data, err = st.Canonical(); err != nil {
+		return nil, nil, err
+	}
+	if sig, err = Sign(s, data); err != nil {
+		return nil, nil, err
+	}
+	return data, sig, nil
+}
