@@ -48,10 +48,11 @@ type canonSandbox struct {
 }
 
 type canonSignoff struct {
-	At       string     `json:"at"`
-	Tool     string     `json:"tool"`
-	Decision string     `json:"decision"`
-	Runs     []canonRun `json:"runs"`
+	At        string     `json:"at"`
+	Tool      string     `json:"tool"`
+	Decision  string     `json:"decision"`
+	Reference string     `json:"reference,omitempty"`
+	Runs      []canonRun `json:"runs"`
 }
 
 type canonRun struct {
@@ -86,7 +87,7 @@ func (c *Card) Canonical() ([]byte, error) {
 		cc.Sandbox = &canonSandbox{Require: c.Sandbox.Require}
 	}
 	if s := c.Signoff; s != nil {
-		cs := &canonSignoff{At: s.At, Tool: s.Tool, Decision: s.Decision, Runs: []canonRun{}}
+		cs := &canonSignoff{At: s.At, Tool: s.Tool, Decision: s.Decision, Reference: s.Reference, Runs: []canonRun{}}
 		for _, r := range s.Runs {
 			cs.Runs = append(cs.Runs, canonRun(r))
 		}
