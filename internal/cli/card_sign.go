@@ -29,7 +29,7 @@ import (
 )
 
 const (
-	cardSignUsage     = "failpass card sign --card FILE [--key KEY] [--principal NAME] [--repeat N] [--force] [--repo DIR]"
+	cardSignUsage     = "failpass card sign --card FILE [--key KEY] [--principal NAME] [--repeat N] [--force] [--reference DIFF] [--repo DIR]"
 	cardVerifyUsage   = "failpass card verify --card FILE --allowed-signers FILE [--threshold N]"
 	cardAnnotateUsage = "failpass card annotate --card FILE --by NAME --note TEXT [--tighten max_files=N | max_changed_lines=N | deny_glob=GLOB ...]"
 
@@ -82,6 +82,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	force := fs.Bool("force", false, "re-run the table and replace every existing signature")
 	repoDir := fs.String("repo", ".", "the repository `DIR` the card's base lives in")
 	sandboxMode := fs.String("sandbox", "on", "contain the card's commands (`on` or off)")
+	refPath := fs.String("reference", "", "a reference fix `DIFF` that must make pass and invariant pass (its digest goes into the signoff)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -99,6 +100,12 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	orig, c, err := signReadCard(*path)
 	if err != nil {
 		return err
+	}
+	var refDiff []byte
+	if *refPath != "" {
+		if refDiff, err = readDiff(env, *refPath); err != nil {
+			return err
+		}
 	}
 	if c.Expires != nil && time.Now().After(*c.Expires) {
 		return Errorf("%s expired at %s; a signature would be refused by every gate", *path, c.Expires.UTC().Format(time.RFC3339)).
@@ -175,6 +182,13 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if refDiff != nil {
+		refRuns, v, err := signReference(ctx, env, repo, c, *path, base, refDiff, policy, verdict)
+		if err != nil {
+			return err
+		}
+		runs, verdict = append(runs, refRuns...), v
+	}
 	fmt.Fprintf(env.Stdout, "decision: %s: %s\n", verdict.Decision, verdict.Reason)
 	if verdict.Decision != sign.DecisionSign {
 		fmt.Fprintf(env.Stdout, "card %s: not signed (left unchanged)\n", *path)
@@ -191,6 +205,9 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 			Tool:     version.String(),
 			Decision: string(sign.DecisionSign),
 			Runs:     runs,
+		}
+		if refDiff != nil {
+			next.Signoff.Reference = referenceDigest(refDiff)
 		}
 		next.Signatures = nil
 	}
@@ -814,7 +831,12 @@ func signoffNode(s *card.Signoff) *yaml.Node {
 		item.Style = yaml.FlowStyle
 		runs.Content = append(runs.Content, item)
 	}
-	return signYAMLMap("at", signYAMLStr(s.At), "tool", signYAMLStr(s.Tool), "decision", signYAMLStr(s.Decision), "runs", runs)
+	n := signYAMLMap("at", signYAMLStr(s.At), "tool", signYAMLStr(s.Tool), "decision", signYAMLStr(s.Decision))
+	if s.Reference != "" {
+		n.Content = append(n.Content, signYAMLKey("reference"), signYAMLStr(s.Reference))
+	}
+	n.Content = append(n.Content, signYAMLKey("runs"), runs)
+	return n
 }
 
 func signaturesNode(sigs []card.Signature) *yaml.Node {
