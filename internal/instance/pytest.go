@@ -45,7 +45,7 @@ func parsePytest(log []byte) *pyReport {
 		}
 		switch word {
 		case "PASSED", "FAILED", "ERROR", "XFAIL", "XPASS":
-			id, msg, _ := strings.Cut(rest, " - ")
+			id, msg := pytestSplit(word, rest)
 			if word == "ERROR" && !strings.Contains(id, "::") {
 				r.Collect = append(r.Collect, strings.TrimSpace(id+" - "+msg))
 				continue
@@ -57,6 +57,27 @@ func parsePytest(log []byte) *pyReport {
 		}
 	}
 	return r
+}
+
+// pytestSplit splits a summary line's rest into the node id and the
+// message. PASSED lines carry no message; a parametrized id may itself
+// hold " - " inside its brackets.
+func pytestSplit(word, rest string) (string, string) {
+	if word == "PASSED" {
+		return rest, ""
+	}
+	search := 0
+	if open, first := strings.Index(rest, "["), strings.Index(rest, " - "); open >= 0 && (first < 0 || open < first) {
+		if end := strings.Index(rest[open:], "] - "); end >= 0 {
+			search = open + end + 1
+		} else if strings.HasSuffix(rest, "]") {
+			return rest, ""
+		}
+	}
+	if i := strings.Index(rest[search:], " - "); i >= 0 {
+		return rest[:search+i], rest[search+i+3:]
+	}
+	return rest, ""
 }
 
 // pyTests finds the fix's fail-to-pass tests among the tests of the test
