@@ -108,6 +108,7 @@ type builder struct {
 	sess   *run.Session
 	policy *sandbox.Policy
 	nlog   int
+	py     string // the Python interpreter of a Python card
 }
 
 // Build makes the base, the reference diff and the card for o.Rev. It
@@ -142,6 +143,17 @@ func Build(ctx context.Context, o Options) (*Instance, error) {
 		return nil, err
 	}
 	in.Ecosystem = eco
+	if eco == Python {
+		// The interpreter is settled before anything is made: a wrong
+		// --python is the user's to fix, not a finding about the commit.
+		if b.py, in.Runner, err = FindPython(ctx, o.Getenv, o.Python); err != nil {
+			return nil, err
+		}
+		if in.Runner != runner.Pytest {
+			return nil, &UnusableError{Rev: rev, Cause: b.py + " cannot import pytest; from-commit builds Python cards for pytest only",
+				Hints: []string{"pass --python PATH of an interpreter that has pytest (python -m pip install pytest)"}}
+		}
+	}
 	var tests []Change
 	var fix []string
 	for _, c := range all {

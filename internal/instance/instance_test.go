@@ -307,4 +307,9 @@ ERROR tests/test_b.py - ImportError: cannot import name 'mul'
 	if !strings.Contains(r.Last, "1 failed, 2 passed") {
 		t.Errorf("Last = %q", r.Last)
 	}
+	// pytest 7.2 names a file that did not collect without the message.
+	r = parsePytest([]byte("_ ERROR collecting tests/test_b.py _\nImportError while importing test module\nE   ImportError: cannot import name 'mul'\n=== short test summary info ===\nERROR tests/test_b.py\n"))
+	if len(r.Collect) != 1 || r.Collect[0] != "tests/test_b.py - ImportError: cannot import name 'mul'" {
+		t.Errorf("Collect (pytest 7.2) = %q", r.Collect)
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/runner"
 )
 
 // pytestBase is how every pytest command of a card starts: no cache
@@ -24,6 +23,7 @@ type pyReport struct {
 	Status  map[string]string // node id → PASSED, FAILED, ERROR, SKIPPED, XFAIL, XPASS
 	Collect []string          // "path - message" of files that did not collect
 	Last    string            // the last line, pytest's summary
+	FirstE  string            // the first "E   ..." line: the first error pytest explains
 }
 
 func parsePytest(log []byte) *pyReport {
@@ -34,6 +34,9 @@ func parsePytest(log []byte) *pyReport {
 		line := strings.TrimRight(sc.Text(), "\r")
 		if t := strings.TrimSpace(line); t != "" {
 			r.Last = t
+		}
+		if rest, ok := strings.CutPrefix(line, "E "); ok && r.FirstE == "" {
+			r.FirstE = strings.TrimSpace(rest)
 		}
 		if rest, ok := strings.CutPrefix(line, "rootdir: "); ok && r.Rootdir == "" {
 			r.Rootdir, _, _ = strings.Cut(rest, ", ")
@@ -47,6 +50,9 @@ func parsePytest(log []byte) *pyReport {
 		case "PASSED", "FAILED", "ERROR", "XFAIL", "XPASS":
 			id, msg := pytestSplit(word, rest)
 			if word == "ERROR" && !strings.Contains(id, "::") {
+				if msg == "" {
+					msg = r.FirstE // pytest before 7.3 prints no message here
+				}
 				r.Collect = append(r.Collect, strings.TrimSpace(id+" - "+msg))
 				continue
 			}
@@ -85,17 +91,7 @@ func pytestSplit(word, rest string) (string, string) {
 // files (or, when none is left, of their folders) that pass on both trees.
 func (b *builder) pyTests(ctx context.Context, tests []Change) (fail, inv card.Command, err error) {
 	in := b.inst
-	done := b.step("finding a Python interpreter with pytest")
-	py, kind, err := FindPython(ctx, b.o.Getenv, b.o.Python)
-	if err != nil {
-		return fail, inv, err
-	}
-	if kind != runner.Pytest {
-		return fail, inv, &UnusableError{Rev: in.Rev, Cause: py + " cannot import pytest; from-commit builds Python cards for pytest only",
-			Hints: []string{"pass --python PATH of an interpreter that has pytest (python -m pip install pytest)"}}
-	}
-	in.Runner = runner.Pytest
-	done()
+	py := b.py
 	var files []string
 	for _, c := range tests {
 		if c.Status != 'D' && isPythonTestModule(c.Path) {
