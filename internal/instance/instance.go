@@ -114,7 +114,7 @@ type builder struct {
 // Build makes the base, the reference diff and the card for o.Rev. It
 // leaves the user's checkout and index untouched; the only lasting change
 // to the repository is the ref that keeps the base.
-func Build(ctx context.Context, o Options) (*Instance, error) {
+func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 	b := &builder{o: o, inst: &Instance{}}
 	rev, err := revParse(ctx, o.Repo, o.Rev)
 	if err != nil {
@@ -169,9 +169,20 @@ func Build(ctx context.Context, o Options) (*Instance, error) {
 	done()
 
 	done = b.step("making the base")
+	existed, err := revParse(ctx, o.Repo, in.BaseRef)
+	if err != nil {
+		return nil, err
+	}
 	if in.Base, err = MakeBase(ctx, o.Repo, parent, rev, tests); err != nil {
 		return nil, err
 	}
+	defer func() {
+		// An unusable commit leaves no base behind, unless an earlier
+		// build kept it (the same commit always makes the same base).
+		if ret == nil && existed == "" {
+			o.Repo.Git(context.WithoutCancel(ctx), "update-ref", "-d", in.BaseRef, in.Base)
+		}
+	}()
 	if in.Reference, err = referenceDiff(ctx, o.Repo, in.Base, rev, fix); err != nil {
 		return nil, err
 	}
