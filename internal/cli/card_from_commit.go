@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -83,11 +82,12 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --sandbox=off: the commit's tests run UNCONTAINED, with your network, files and processes")
 	}
 	in, err := instance.Build(ctx, instance.Options{
-		Repo:   repo,
-		Rev:    rev,
-		Python: *python,
-		Getenv: env.Getenv,
-		Env:    func(cmd card.Command) []string { return signEnv(env.Getenv, cmd) },
+		Repo: repo,
+		Rev:  rev,
+		FindPython: func(ctx context.Context, module string) (string, error) {
+			return findPython(ctx, env, *python, module)
+		},
+		Env: func(cmd card.Command) []string { return signEnv(env.Getenv, cmd) },
 		Policy: func(base string) *sandbox.Policy {
 			if off {
 				return nil
@@ -99,7 +99,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 			return &sandbox.Policy{CacheDir: sandbox.CardCacheDir(repo.CommonDir, "from-commit")}
 		},
 		LogDir: logDir,
-		Step:   newStepper(env).step,
+		Step:   fromCommitSteps(env),
 	})
 	var ue *instance.UnusableError
 	switch {
@@ -175,28 +175,15 @@ func fromCommitLogDir(repo *gitx.Repo) (string, error) {
 	return dir, nil
 }
 
-// stepper shows each step of a long command as it starts and ends, with
-// the time it took, on a terminal's stderr; elsewhere it prints nothing.
-type stepper struct {
-	w   io.Writer
-	tty bool
-}
-
-func newStepper(env *Env) *stepper {
-	s := &stepper{w: env.Stderr}
-	if fh, ok := env.Stderr.(*os.File); ok && isTerminal(fh) {
-		s.tty = true
+// fromCommitSteps shows each step of the build as it starts and ends, on
+// a terminal's stderr only (stepProgress); nil elsewhere.
+func fromCommitSteps(env *Env) func(string) func() {
+	p := newStepProgress(env)
+	if p == nil {
+		return nil
 	}
-	return s
-}
-
-func (s *stepper) step(name string) func() {
-	if !s.tty {
-		return func() {}
-	}
-	start := time.Now()
-	fmt.Fprintf(s.w, "%s ...\n", name)
-	return func() {
-		fmt.Fprintf(s.w, "%s: done in %s\n", name, time.Since(start).Round(100*time.Millisecond))
+	return func(name string) func() {
+		p.starting(name)
+		return func() { p.ended(name, name+": done") }
 	}
 }

@@ -38,10 +38,9 @@ const maxRounds = 5
 type Options struct {
 	Repo *gitx.Repo
 	Rev  string
-	// Python is the interpreter a Python card names; "" finds one (see
-	// FindPython).
-	Python string
-	Getenv func(string) string
+	// FindPython returns the absolute interpreter a Python card names,
+	// one that can import module (the CLI's --python, else a search).
+	FindPython func(ctx context.Context, module string) (string, error)
 	// Env is the environment of a discovery run of cmd, as card sign
 	// gives the card's commands.
 	Env func(cmd card.Command) []string
@@ -146,13 +145,15 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 	if eco == Python {
 		// The interpreter is settled before anything is made: a wrong
 		// --python is the user's to fix, not a finding about the commit.
-		if b.py, in.Runner, err = FindPython(ctx, o.Getenv, o.Python); err != nil {
+		// Python cards are built for pytest only (it runs unittest
+		// cases too).
+		if o.FindPython == nil {
+			return nil, errors.New("instance: no way to find a Python interpreter")
+		}
+		if b.py, err = o.FindPython(ctx, "pytest"); err != nil {
 			return nil, err
 		}
-		if in.Runner != runner.Pytest {
-			return nil, &UnusableError{Rev: rev, Cause: b.py + " cannot import pytest; from-commit builds Python cards for pytest only",
-				Hints: []string{"pass --python PATH of an interpreter that has pytest (python -m pip install pytest)"}}
-		}
+		in.Runner = runner.Pytest
 	}
 	var tests []Change
 	var fix []string
