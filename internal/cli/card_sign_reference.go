@@ -55,9 +55,14 @@ func signReference(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card,
 	sess := run.NewSession()
 	defer sess.Close()
 
+	prog := newStepProgress(env) // nil unless stderr is a terminal
 	var check sign.ReferenceCheck
 	var runs []card.Run
 	for i, role := range []card.Role{card.RolePass, card.RoleInvariant} {
+		step := "reference " + string(role)
+		if prog != nil {
+			prog.starting(step)
+		}
 		if i > 0 {
 			if err := wt.Reset(ctx, base); err != nil {
 				return nil, v, err
@@ -81,6 +86,9 @@ func signReference(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card,
 		}
 		if ctx.Err() != nil {
 			return nil, v, Errorf("interrupted while running the %s command with the reference fix; the card was left unchanged", role)
+		}
+		if prog != nil {
+			prog.ended(step, fmt.Sprintf("%s: %s", step, res))
 		}
 		fmt.Fprintf(env.Stdout, "reference %s: %s in %s (expect %d)\n", role, res, signMS(res.Duration), cmd.ExpectExit)
 		o := sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive()}
