@@ -145,15 +145,19 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 	if eco == Python {
 		// The interpreter is settled before anything is made: a wrong
 		// --python is the user's to fix, not a finding about the commit.
-		// Python cards are built for pytest only (it runs unittest
-		// cases too).
+		// pytest when the interpreter has it (it runs unittest cases
+		// too, and names every test), else unittest.
 		if o.FindPython == nil {
 			return nil, errors.New("instance: no way to find a Python interpreter")
 		}
-		if b.py, err = o.FindPython(ctx, "pytest"); err != nil {
-			return nil, err
-		}
 		in.Runner = runner.Pytest
+		if b.py, err = o.FindPython(ctx, "pytest"); err != nil {
+			var uerr error
+			if b.py, uerr = o.FindPython(ctx, "unittest"); uerr != nil {
+				return nil, err
+			}
+			in.Runner = runner.Unittest
+		}
 	}
 	var tests []Change
 	var fix []string
@@ -221,7 +225,11 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 	case Go:
 		fail, inv, err = b.goTests(ctx, tests)
 	case Python:
-		fail, inv, err = b.pyTests(ctx, tests)
+		if in.Runner == runner.Unittest {
+			fail, inv, err = b.unittestTests(ctx, tests)
+		} else {
+			fail, inv, err = b.pyTests(ctx, tests)
+		}
 	}
 	if err != nil {
 		return nil, err

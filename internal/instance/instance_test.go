@@ -313,3 +313,39 @@ ERROR tests/test_b.py - ImportError: cannot import name 'mul'
 		t.Errorf("Collect (pytest 7.2) = %q", r.Collect)
 	}
 }
+
+func TestParseUnittest(t *testing.T) {
+	log := `test_add (tests.test_core.TestCore.test_add) ... FAIL
+test_sub (tests.test_core.TestCore) ... ok
+test_doc (tests.test_core.TestCore.test_doc)
+A docstring. ... ERROR
+test_noisy (tests.test_core.TestCore.test_noisy) ... printed by the test
+ok
+test_skip (tests.test_core.TestCore.test_skip) ... skipped 'no'
+
+======================================================================
+FAIL: test_add (tests.test_core.TestCore.test_add)
+----------------------------------------------------------------------
+AssertionError: 2 != 3
+`
+	r := parseUnittest([]byte(log))
+	want := map[string]string{
+		"tests.test_core.TestCore.test_add":   "FAIL",
+		"tests.test_core.TestCore.test_sub":   "ok",
+		"tests.test_core.TestCore.test_doc":   "ERROR",
+		"tests.test_core.TestCore.test_noisy": "ok",
+		"tests.test_core.TestCore.test_skip":  "skipped",
+	}
+	if len(r.Status) != len(want) {
+		t.Errorf("Status = %v, want %v", r.Status, want)
+	}
+	for id, st := range want {
+		if r.Status[id] != st {
+			t.Errorf("Status[%s] = %q, want %q", id, r.Status[id], st)
+		}
+	}
+	r = parseUnittest([]byte("test_core (unittest.loader._FailedTest.test_core) ... ERROR\n\nImportError: Failed to import test module: test_core\nTraceback:\nImportError: cannot import name 'mul'\n"))
+	if len(r.Collect) != 1 || r.Collect[0] != "test_core - ImportError: cannot import name 'mul'" {
+		t.Errorf("Collect = %q", r.Collect)
+	}
+}
