@@ -171,6 +171,12 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 	if len(fix) == 0 {
 		return nil, &UnusableError{Rev: rev, Cause: "it changes only test files: there is no fix to lock"}
 	}
+	for _, c := range tests {
+		if strings.HasPrefix(c.Path, "-") {
+			// A runner would read such a name as an option.
+			return nil, &UnusableError{Rev: rev, Cause: fmt.Sprintf("its test file %q starts with \"-\"", c.Path)}
+		}
+	}
 	done()
 
 	done = b.step("making the base")
