@@ -103,14 +103,14 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	})
 	var ue *instance.UnusableError
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return Errorf("interrupted; nothing was written")
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stdout, "unusable: %s\n", ue.Cause)
 		for _, h := range ue.Hints {
 			fmt.Fprintf(env.Stderr, "hint: %s\n", h)
 		}
 		return Exit(ExitFail)
-	case ctx.Err() != nil:
-		return Errorf("interrupted; nothing was written")
 	case err != nil:
 		return err
 	}
