@@ -130,7 +130,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	if err := writeNew(*out, data, *force); err != nil {
 		return Errorf("cannot write %s: %v", *out, err).Hint("choose a -o CARD in a writable folder")
 	}
-	fmt.Fprintf(env.Stdout, "base: %s (%s)\n", in.Base, in.BaseRef)
+	fmt.Fprintf(env.Stdout, "base: %s (%s)\nrunner: %s\n", in.Base, in.BaseRef, in.Runner)
 	for _, t := range in.FailToPass {
 		fmt.Fprintf(env.Stdout, "fail to pass: %s\n", t)
 	}

@@ -229,6 +229,7 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 	var fail, inv card.Command
 	switch eco {
 	case Go:
+		in.Runner = runner.GoTest
 		fail, inv, err = b.goTests(ctx, tests)
 	case Python:
 		if in.Runner == runner.Unittest {
@@ -245,6 +246,14 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 	c.Pass.ExpectExit = 0
 	if err := b.budget(ctx, c); err != nil {
 		return nil, err
+	}
+	// The commands must read as what they are to the rest of failpass
+	// (the harness rule, the canary, the environment check).
+	for _, r := range card.Roles {
+		cmd := c.Command(r)
+		if got := runner.Recognize(cmd.Cmd, cmd.Workdir); got.Kind != in.Runner {
+			return nil, fmt.Errorf("the %s command built from %s reads as runner %q, not %q", r, short(rev), got.Kind, in.Runner)
+		}
 	}
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("the card built from %s is not valid: %w", short(rev), err)
