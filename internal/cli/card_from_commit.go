@@ -17,7 +17,7 @@ import (
 	"github.com/failpass/failpass/internal/sandbox"
 )
 
-const cardFromCommitUsage = "failpass card from-commit REV [--repo DIR] [-o CARD] [--reference-out DIFF] [--python PATH] [--force]"
+const cardFromCommitUsage = "failpass card from-commit REV [--repo DIR] [-o CARD] [--reference-out DIFF] [--python PATH] [--force] [--sandbox=off]"
 
 // runCardFromCommit is `failpass card from-commit REV`: build a card and
 // its reference fix from an upstream fix commit (see internal/instance).
@@ -111,7 +111,16 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "hint: %s\n", h)
 		}
 		return Exit(ExitFail)
-	case err != nil:
+	}
+	var ee *instance.EnvError
+	if errors.As(err, &ee) {
+		e := Errorf("%s", ee.Msg)
+		for _, h := range ee.Hints {
+			e = e.Hint("%s", h)
+		}
+		return e
+	}
+	if err != nil {
 		return err
 	}
 	data, err := card.Marshal(in.Card)

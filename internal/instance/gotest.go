@@ -492,6 +492,10 @@ func (b *builder) goCandidates(ctx context.Context, s side, modRoot string, pkgs
 		}
 		r := parseGoJSON(out)
 		if len(r.Broken) > 0 || (res.Exit != 0 && len(r.Tests) == 0) {
+			if missingModules(out) {
+				return nil, &EnvError{Msg: fmt.Sprintf("go test %s needs modules it could not fetch: %s", s.where(), r.cause()),
+					Hints: []string{"the sandbox has no network: fetch the modules first (go mod download), or run with --sandbox=off"}}
+			}
 			what := "the base does not build"
 			if s == onFix {
 				what = "the tests do not build with the fix"
@@ -546,4 +550,17 @@ func (b *builder) goInvariant(ctx context.Context, s side, modRoot string, args,
 		}
 	}
 	return nil, &UnusableError{Rev: b.inst.Rev, Cause: fmt.Sprintf("the rest of the package tests still fail %s after skipping %d failing tests", s.where(), len(skip))}
+}
+
+// missingModules says whether go test failed because modules were not
+// in the cache and could not be fetched: the environment's fault, not the
+// commit's.
+func missingModules(out []byte) bool {
+	for _, m := range []string{"missing go.sum entry", "module lookup disabled", "dial tcp", "no such host",
+		"cannot find module providing package", "reading https://", "GOPROXY=off", "-mod=mod"} {
+		if bytes.Contains(out, []byte(m)) {
+			return true
+		}
+	}
+	return false
 }

@@ -92,6 +92,18 @@ func short(rev string) string {
 	return rev
 }
 
+// EnvError says the tests could not run here for a reason outside the
+// commit (modules that cannot be fetched): trouble, not a verdict.
+type EnvError struct {
+	Msg   string
+	Hints []string
+}
+
+func (e *EnvError) Error() string { return e.Msg }
+
+// UserFacing marks the error as the user's to fix.
+func (e *EnvError) UserFacing() bool { return true }
+
 // RevError says REV names no commit, or one with no parent.
 type RevError struct{ Rev, Msg string }
 
