@@ -51,10 +51,11 @@ type canonSandbox struct {
 }
 
 type canonSignoff struct {
-	At       string     `json:"at"`
-	Tool     string     `json:"tool"`
-	Decision string     `json:"decision"`
-	Runs     []canonRun `json:"runs"`
+	At        string     `json:"at"`
+	Tool      string     `json:"tool"`
+	Decision  string     `json:"decision"`
+	Reference string     `json:"reference,omitempty"`
+	Runs      []canonRun `json:"runs"`
 }
 
 type canonRun struct {
@@ -92,7 +93,7 @@ func (c *Card) Canonical() ([]byte, error) {
 	}
 	cc.HeldOut = canonHeld(c.HeldOut)
 	if s := c.Signoff; s != nil {
-		cs := &canonSignoff{At: s.At, Tool: s.Tool, Decision: s.Decision, Runs: []canonRun{}}
+		cs := &canonSignoff{At: s.At, Tool: s.Tool, Decision: s.Decision, Reference: s.Reference, Runs: []canonRun{}}
 		for _, r := range s.Runs {
 			cs.Runs = append(cs.Runs, canonRun(r))
 		}

@@ -98,7 +98,10 @@ type Signoff struct {
 	Tool string
 	// Decision is always "sign": no other row of the table signs.
 	Decision string
-	Runs     []Run
+	// Reference is "sha256:<hex>" of the reference fix `card sign
+	// --reference` applied and saw pass; "" when no reference was given.
+	Reference string
+	Runs      []Run
 }
 
 // Signature is one SSHSIG over the card's canonical bytes. Signatures are

@@ -65,7 +65,8 @@ func TestParseFull(t *testing.T) {
 	if c.Canary != CanaryOff {
 		t.Errorf("canary = %q, want %q", c.Canary, CanaryOff)
 	}
-	if c.Signoff == nil || len(c.Signoff.Runs) != 2 || c.Signoff.Runs[0] != (Run{Role: "fail", Exit: 1, DurationMS: 812}) {
+	if c.Signoff == nil || len(c.Signoff.Runs) != 2 || c.Signoff.Runs[0] != (Run{Role: "fail", Exit: 1, DurationMS: 812}) ||
+		c.Signoff.Reference != "sha256:"+strings.Repeat("ab", 32) {
 		t.Errorf("signoff = %+v", c.Signoff)
 	}
 	if len(c.Signatures) != 1 || !strings.Contains(c.Signatures[0].Signature, "\nAAAA\n") {
@@ -164,6 +165,14 @@ func TestCanonicalChanges(t *testing.T) {
 		"base_sha":    func(c *Card) { c.BaseSHA = strings.Repeat("a", 40) },
 		"signoff": func(c *Card) {
 			c.Signoff = &Signoff{At: "2026-01-01T00:00:00Z", Tool: "t", Decision: "sign", Runs: []Run{{Role: "fail", Exit: 1}}}
+		},
+		"signoff.reference": func(c *Card) {
+			c.Signoff = &Signoff{At: "2026-01-01T00:00:00Z", Tool: "t", Decision: "sign", Runs: []Run{{Role: "fail", Exit: 1}}}
+			d0, _ := c.Digest()
+			c.Signoff.Reference = "sha256:" + strings.Repeat("0", 64)
+			if d1, _ := c.Digest(); d1 == d0 {
+				t.Errorf("Digest did not change when signoff.reference was added")
+			}
 		},
 	} {
 		c := mustLoad(t, "testdata/seed.yml")

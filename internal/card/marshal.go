@@ -77,6 +77,9 @@ func Marshal(c *Card) ([]byte, error) {
 		kv("  ", "at", q(s.At))
 		kv("  ", "tool", q(s.Tool))
 		kv("  ", "decision", q(s.Decision))
+		if s.Reference != "" {
+			kv("  ", "reference", q(s.Reference))
+		}
 		if len(s.Runs) == 0 {
 			kv("  ", "runs", "[]")
 		} else {

@@ -836,7 +836,7 @@ func (p *parser) sandbox(n *yaml.Node) (*Sandbox, error) {
 	return &Sandbox{Require: req}, nil
 }
 
-var signoffKeys = []string{"at", "tool", "decision", "runs"}
+var signoffKeys = []string{"at", "tool", "decision", "reference", "runs"}
 
 func (p *parser) signoff(n *yaml.Node) (*Signoff, error) {
 	v, _, err := p.mapping(n, "signoff", signoffKeys)
@@ -845,7 +845,7 @@ func (p *parser) signoff(n *yaml.Node) (*Signoff, error) {
 	}
 	hint := "the signoff block is written by 'failpass card sign'; remove it and sign again"
 	s := &Signoff{}
-	for _, k := range signoffKeys {
+	for _, k := range []string{"at", "tool", "decision", "runs"} {
 		if _, ok := v[k]; !ok {
 			return nil, p.missing(n, join("signoff", k), hint)
 		}
@@ -861,6 +861,14 @@ func (p *parser) signoff(n *yaml.Node) (*Signoff, error) {
 	}
 	if s.Decision != "sign" {
 		return nil, p.errNode(v["decision"], "signoff.decision", fmt.Sprintf("%q is not a signing decision", s.Decision), "only \"sign\" is written into a card; "+hint)
+	}
+	if rn, ok := v["reference"]; ok {
+		if s.Reference, err = p.text(rn, "signoff.reference", false); err != nil {
+			return nil, err
+		}
+		if d, ok := strings.CutPrefix(s.Reference, "sha256:"); !ok || !sha256Hex().MatchString(d) {
+			return nil, p.errNode(rn, "signoff.reference", fmt.Sprintf("%q is not a digest", s.Reference), "the reference fix's digest is \"sha256:\" and 64 lowercase hex digits; "+hint)
+		}
 	}
 	items, err := p.list(v["runs"], "signoff.runs", hint)
 	if err != nil {

@@ -224,6 +224,7 @@ func TestParseRefuses(t *testing.T) {
 		{"signoff run role", add("signoff: {at: \"2026-01-01T00:00:00Z\", tool: t, decision: sign, runs: [{role: build, exit: 1, duration_ms: 1}]}\n"), 18, 78, "signoff.runs[0].role", `unknown role "build"`},
 		{"signoff run exit", add("signoff: {at: \"2026-01-01T00:00:00Z\", tool: t, decision: sign, runs: [{role: fail, exit: 300, duration_ms: 1}]}\n"), 18, 90, "signoff.runs[0].exit", "out of range"},
 		{"signoff run duration", add("signoff: {at: \"2026-01-01T00:00:00Z\", tool: t, decision: sign, runs: [{role: fail, exit: 1, duration_ms: -5}]}\n"), 18, 106, "signoff.runs[0].duration_ms", "out of range"},
+		{"signoff reference", add("signoff: {at: \"2026-01-01T00:00:00Z\", tool: t, decision: sign, reference: \"sha1:00\", runs: [{role: fail, exit: 1, duration_ms: 1}]}\n"), 18, 75, "signoff.reference", "not a digest"},
 		{"signoff at unquoted", add("signoff: {at: 2026-01-01T00:00:00Z, tool: t, decision: sign, runs: []}\n"), 18, 15, "signoff.at", "quoted RFC 3339"},
 		{"signature missing", add("signatures:\n  - principal: \"a@b\"\n"), 19, 5, "signatures[0].signature", "missing"},
 		{"signature not a list", add("signatures: {principal: a}\n"), 18, 13, "signatures", "expected a list"},

@@ -31,7 +31,7 @@ import (
 )
 
 const (
-	cardSignUsage     = "failpass card sign --card FILE [--key KEY] [--principal NAME] [--repeat N] [--force] [--repo DIR] [--held-out DIR]"
+	cardSignUsage     = "failpass card sign --card FILE [--key KEY] [--principal NAME] [--repeat N] [--force] [--held-out DIR] [--reference DIFF] [--repo DIR]"
 	cardVerifyUsage   = "failpass card verify --card FILE --allowed-signers FILE [--threshold N]"
 	cardAnnotateUsage = "failpass card annotate --card FILE --by NAME --note TEXT [--tighten max_files=N | max_changed_lines=N | deny_glob=GLOB | allow_harness=[GLOB] ...]"
 
@@ -85,6 +85,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	repoDir := fs.String("repo", ".", "the repository `DIR` the card's base lives in")
 	sandboxMode := fs.String("sandbox", "on", "contain the card's commands (`on` or off)")
 	heldOutDir := fs.String("held-out", "", "the card's held-out tests `DIR`: its digest is written into held_out.digest, and the held-out command must fail on the base")
+	refPath := fs.String("reference", "", "a reference fix `DIFF` that must make pass and invariant pass (its digest goes into the signoff)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -102,6 +103,12 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	orig, c, err := signReadCard(*path)
 	if err != nil {
 		return err
+	}
+	var refDiff []byte
+	if *refPath != "" {
+		if refDiff, err = readDiff(env, *refPath); err != nil {
+			return err
+		}
 	}
 	if c.Expires != nil && time.Now().After(*c.Expires) {
 		return Errorf("%s expired at %s; a signature would be refused by every gate", *path, c.Expires.UTC().Format(time.RFC3339)).
@@ -186,6 +193,13 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if refDiff != nil {
+		refRuns, v, err := signReference(ctx, env, repo, c, *path, base, refDiff, policy, verdict)
+		if err != nil {
+			return err
+		}
+		runs, verdict = append(runs, refRuns...), v
+	}
 	fmt.Fprintf(env.Stdout, "decision: %s: %s\n", verdict.Decision, verdict.Reason)
 	if verdict.Decision != sign.DecisionSign {
 		fmt.Fprintf(env.Stdout, "card %s: not signed (left unchanged)\n", *path)
@@ -207,6 +221,9 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 			Tool:     version.String(),
 			Decision: string(sign.DecisionSign),
 			Runs:     runs,
+		}
+		if refDiff != nil {
+			next.Signoff.Reference = referenceDigest(refDiff)
 		}
 		next.Signatures = nil
 	}
@@ -359,12 +376,12 @@ func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, 
 		// The held-out row comes last: an earlier row decides alone.
 		return runs, v, nil
 	}
-	res, err = signHeldOutRun(ctx, env, wt, base, c.HeldOut, held, logDir, policy, sess)
+	res, cause, err = signHeldOutRun(ctx, env, wt, base, c.HeldOut, held, logDir, policy, sess)
 	if err != nil {
 		return nil, sign.Verdict{}, err
 	}
 	runs = append(runs, card.Run{Role: string(card.RoleHeldOut), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
-	return runs, sign.DecideHeldOut(v, sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive()}, c.HeldOut.ExpectExit), nil
+	return runs, sign.DecideHeldOut(v, sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause}, c.HeldOut.ExpectExit), nil
 }
 
 // signCause is what a run line adds when the run failed for its
@@ -874,7 +891,12 @@ func signoffNode(s *card.Signoff) *yaml.Node {
 		item.Style = yaml.FlowStyle
 		runs.Content = append(runs.Content, item)
 	}
-	return signYAMLMap("at", signYAMLStr(s.At), "tool", signYAMLStr(s.Tool), "decision", signYAMLStr(s.Decision), "runs", runs)
+	n := signYAMLMap("at", signYAMLStr(s.At), "tool", signYAMLStr(s.Tool), "decision", signYAMLStr(s.Decision))
+	if s.Reference != "" {
+		n.Content = append(n.Content, signYAMLKey("reference"), signYAMLStr(s.Reference))
+	}
+	n.Content = append(n.Content, signYAMLKey("runs"), runs)
+	return n
 }
 
 func signaturesNode(sigs []card.Signature) *yaml.Node {

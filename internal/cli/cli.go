@@ -181,8 +181,12 @@ func help(env *Env, args []string) error {
 func printUsage(w io.Writer, table []*command, path []string) {
 	prefix := strings.Join(append([]string{"failpass"}, path...), " ")
 	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", prefix)
+	width := 10
 	for _, c := range table {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range table {
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s <command> -h' for a command's flags.\n", prefix)
 	if path == nil {

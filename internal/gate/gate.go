@@ -158,7 +158,7 @@ const (
 	SandboxOn SandboxMode = iota
 	// SandboxOff runs card commands uncontained (--sandbox=off). Patched
 	// runs still get build and bytecode caches of their own, never the
-	// user's (see candidateEnv).
+	// user's (see Candidate.Env).
 	SandboxOff
 )
 
@@ -233,9 +233,9 @@ type gateRun struct {
 	// write the card's build cache, under its lock) or, in a candidate
 	// (enterCandidate), the candidate's. nil with the sandbox off.
 	policy *sandbox.Policy
-	// candidateCaches is the folder of an uncontained candidate's own
-	// caches (--sandbox=off; see candidateEnv).
-	candidateCaches string
+	// candidate is the candidate's side while its runs run (see
+	// enterCandidate), nil on the base side.
+	candidate *Candidate
 	// canary is patch.canary's plan, made before the patched runs (see
 	// canary.go).
 	canary canaryPlan
@@ -653,62 +653,23 @@ func (g *gateRun) baseRules(ctx context.Context) error {
 	return g.runRule(ctx, RuleBaseInvariant, "base-invariant", c.Invariant, "")
 }
 
-// enterCandidate switches the gate's runs to the candidate's side: from
-// here on every run runs candidate code, so none may write where another
-// run reads. Contained, the runs see the card's build cache read-only
-// through one private upper layer, shared by the candidate's runs (the
-// pass run's build warms the invariant's); uncontained, they get an
-// empty private cache (candidateEnv). The returned func removes it all.
+// enterCandidate switches the gate's runs to the candidate's side (see
+// Candidate). The returned func switches back and removes the side.
 func (g *gateRun) enterCandidate() (func(), error) {
-	lower := ""
-	if g.policy != nil {
-		lower = g.policy.CacheDir
-	}
-	cc, err := sandbox.OpenCandidateCache(g.o.Repo.CommonDir, lower)
+	base := g.policy
+	side, err := EnterCandidate(g.o.Repo, base)
 	if err != nil {
 		return nil, err
 	}
-	base := g.policy
-	if base != nil {
-		p := *base
-		p.Candidate = cc
-		g.policy = &p
-	} else {
-		g.candidateCaches = cc.Cold()
+	g.candidate = side
+	g.policy = side.Policy
+	if side.Cold() {
 		g.v.Sandbox.Cache = sandbox.CachePrivateCold
 	}
 	return func() {
-		g.policy, g.candidateCaches = base, ""
-		cc.Close()
+		g.policy, g.candidate = base, nil
+		side.Close()
 	}, nil
-}
-
-// candidateEnv points an uncontained candidate's build caches at its
-// own folder dir (cold: an empty cache costs a first build, a shared one
-// would let the candidate plant what a later run reads) and keeps Python
-// from writing bytecode at all, or reading it from a prefix folder. The
-// user's GOCACHE and caches are never written by a candidate's runs
-// through the tools' defaults; the candidate's own code, uncontained,
-// can still write anywhere the user can.
-func candidateEnv(env []string, dir string) []string {
-	set := map[string]string{
-		"GOCACHE":                 filepath.Join(dir, "go-build"),
-		"XDG_CACHE_HOME":          filepath.Join(dir, "xdg"),
-		"PIP_CACHE_DIR":           filepath.Join(dir, "pip"),
-		"npm_config_cache":        filepath.Join(dir, "npm"),
-		"PYTHONDONTWRITEBYTECODE": "1",
-	}
-	var out []string
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok && k != "PYTHONPYCACHEPREFIX" {
-			out = append(out, kv)
-		}
-	}
-	for _, k := range []string{"GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache", "PYTHONDONTWRITEBYTECODE"} {
-		out = append(out, k+"="+set[k])
-	}
-	return out
 }
 
 // patchedRules applies the diff to g.wt, a clean checkout of the base,
@@ -765,8 +726,8 @@ func (g *gateRun) runCmd(ctx context.Context, cmd card.Command, argv []string, l
 	if g.o.Env != nil {
 		env = g.o.Env(cmd)
 	}
-	if g.candidateCaches != "" {
-		env = candidateEnv(env, g.candidateCaches)
+	if g.candidate != nil {
+		env = g.candidate.Env(env)
 	}
 	res, err := run.Run(ctx, run.Spec{
 		Argv: argv, Root: g.wt.Dir, Workdir: cmd.Workdir, Env: env,

@@ -111,6 +111,8 @@ func DecideHeldOut(v Verdict, heldOut Outcome, expectHeldOut int) Verdict {
 	switch {
 	case v.Decision != DecisionSign:
 		return v
+	case heldOut.Environment != "":
+		return Verdict{DecisionEnvironment, "the held-out command failed for its environment on the base, not at a test: " + heldOut.Environment + ": it must fail there at a test"}
 	case heldOut.Inconclusive:
 		return Verdict{DecisionMismatch, "the held-out command was inconclusive on the base (timeout, signal, or exit 125/126/127): it must fail there, it proves nothing"}
 	case heldOut.Exit == expectHeldOut:

@@ -54,6 +54,7 @@ func TestDecideHeldOut(t *testing.T) {
 		{"held-out tests fail on the base", signed, Outcome{Exit: 1}, 0, DecisionSign},
 		{"held-out tests pass on the base", signed, Outcome{Exit: 0}, 0, DecisionMismatch},
 		{"held-out exit is what a fix must give", signed, Outcome{Exit: 3}, 3, DecisionMismatch},
+		{"held-out tests cannot start on the base", signed, Outcome{Exit: 1, Inconclusive: true, Environment: "No module named pytest"}, 0, DecisionEnvironment},
 		{"held-out run inconclusive", signed, Outcome{Exit: 127, Inconclusive: true}, 0, DecisionMismatch},
 		{"an earlier row wins", Verdict{DecisionDirty, "invariant"}, Outcome{Exit: 0}, 0, DecisionDirty},
 		{"an earlier row wins over a good held-out run", Verdict{DecisionStale, "stale"}, Outcome{Exit: 1}, 0, DecisionStale},

@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/instance"
+	"github.com/failpass/failpass/internal/pathglob"
+	"github.com/failpass/failpass/internal/sandbox"
+)
+
+const cardFromCommitUsage = "failpass card from-commit REV [--repo DIR] [-o CARD] [--reference-out DIFF] [--python PATH] [--force] [--sandbox=off]"
+
+// runCardFromCommit is `failpass card from-commit REV`: build a card and
+// its reference fix from an upstream fix commit (see internal/instance).
+// Exit 0 written; 1 the commit is unusable (the cause printed); 2 trouble.
+func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags(env, "card from-commit", cardFromCommitUsage)
+	repoDir := fs.String("repo", ".", "the repository `DIR` holding REV")
+	out := fs.String("o", "", "write the card to `CARD` (default: fix-<REV>.yml in the current folder)")
+	refOut := fs.String("reference-out", "", "write the reference fix to `DIFF` (default: CARD without .yml, plus .reference.diff)")
+	python := fs.String("python", "", "the Python interpreter `PATH` a Python card names (default: found, see docs/card.md)")
+	force := fs.Bool("force", false, "overwrite CARD and DIFF if they exist")
+	sandboxMode := fs.String("sandbox", "on", "contain the test runs (`on` or off)")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) == 0:
+		return &UsageError{Msg: "missing REV", Hint: "name the fix commit: failpass card from-commit <commit>"}
+	case len(pos) > 1:
+		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[1]), Hint: "from-commit takes one commit"}
+	case strings.HasPrefix(pos[0], "-") || pos[0] == "":
+		return &UsageError{Msg: fmt.Sprintf("REV %q is not a revision", pos[0])}
+	}
+	if *sandboxMode != "on" && *sandboxMode != "off" {
+		return &UsageError{Msg: fmt.Sprintf("--sandbox=%s: want on or off", *sandboxMode)}
+	}
+	repo, err := gitx.Open(ctx, *repoDir)
+	if err != nil {
+		return repoError(*repoDir, err)
+	}
+	// The output paths are settled, and refused if taken, before anything
+	// runs: a build takes minutes.
+	rev := pos[0]
+	if *out == "" {
+		full, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+		if err != nil || len(strings.TrimSpace(string(full))) < 12 {
+			return Errorf("%s does not name a commit in %s", rev, repo.Dir).Hint("fetch it, or name it by its full id")
+		}
+		*out = "fix-" + strings.TrimSpace(string(full))[:12] + ".yml"
+	}
+	if *refOut == "" {
+		*refOut = strings.TrimSuffix(strings.TrimSuffix(*out, ".yml"), ".yaml") + ".reference.diff"
+	}
+	if *refOut == *out {
+		return &UsageError{Msg: "-o and --reference-out name the same file"}
+	}
+	if !*force {
+		for _, p := range []string{*out, *refOut} {
+			if _, err := os.Lstat(p); err == nil {
+				return Errorf("%s already exists", p).Hint("pass --force to overwrite it, or choose another -o / --reference-out")
+			}
+		}
+	}
+	logDir, err := fromCommitLogDir(repo)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "logs: %s\n", logDir)
+	off := *sandboxMode == "off"
+	if off {
+		fmt.Fprintln(env.Stderr, "failpass: warning: --sandbox=off: the commit's tests run UNCONTAINED, with your network, files and processes")
+	}
+	// Every from-commit of a repository shares one build cache: a commit's
+	// tests compile mostly what the last one compiled. A candidate never
+	// runs with it; only upstream commits the maintainer chose do, and
+	// they write it under its lock, as base runs write a card's.
+	cacheDir := sandbox.BuildCacheDir(repo.CommonDir, "from-commit")
+	if !off {
+		unlock, err := sandbox.LockCache(cacheDir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	in, err := instance.Build(ctx, instance.Options{
+		Repo: repo,
+		Rev:  rev,
+		FindPython: func(ctx context.Context, module string) (string, error) {
+			return findPython(ctx, env, *python, module)
+		},
+		Env: func(cmd card.Command) []string { return signEnv(env.Getenv, cmd) },
+		Policy: func(base string) *sandbox.Policy {
+			if off {
+				return nil
+			}
+			return &sandbox.Policy{CacheDir: cacheDir}
+		},
+		LogDir: logDir,
+		Step:   fromCommitSteps(env),
+	})
+	var ue *instance.UnusableError
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return Errorf("interrupted; nothing was written")
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stdout, "unusable: %s\n", ue.Cause)
+		for _, h := range ue.Hints {
+			fmt.Fprintf(env.Stderr, "hint: %s\n", h)
+		}
+		return Exit(ExitFail)
+	}
+	var ee *instance.EnvError
+	if errors.As(err, &ee) {
+		e := Errorf("%s", ee.Msg)
+		for _, h := range ee.Hints {
+			e = e.Hint("%s", h)
+		}
+		return e
+	}
+	if err != nil {
+		return err
+	}
+	data, err := card.Marshal(in.Card)
+	if err != nil {
+		return err
+	}
+	header := fmt.Sprintf("# Built by failpass card from-commit from %s (%s).\n# Base: %s, kept as %s.\n# Reference fix: %s. Sign with:\n#   failpass card sign --card %s --reference %s\n",
+		in.Rev, commitSubject(ctx, repo, in.Rev), in.Base, in.BaseRef, *refOut, *out, *refOut)
+	data = append([]byte(header), data...)
+	if _, err := card.Parse(*out, data); err != nil {
+		return fmt.Errorf("the card from-commit wrote does not parse: %w", err)
+	}
+	if err := writeNew(*refOut, in.Reference, *force); err != nil {
+		return Errorf("cannot write %s: %v", *refOut, err).Hint("choose a --reference-out DIFF in a writable folder")
+	}
+	if err := writeNew(*out, data, *force); err != nil {
+		return Errorf("cannot write %s: %v", *out, err).Hint("choose a -o CARD in a writable folder")
+	}
+	fmt.Fprintf(env.Stdout, "base: %s (%s)\nrunner: %s\n", in.Base, in.BaseRef, in.Runner)
+	for _, t := range in.FailToPass {
+		fmt.Fprintf(env.Stdout, "fail to pass: %s\n", t)
+	}
+	for _, n := range in.Notes {
+		fmt.Fprintf(env.Stdout, "note: %s\n", n)
+	}
+	b := in.Card.Budget
+	fmt.Fprintf(env.Stdout, "budget: max_files %d, max_changed_lines %d, deny_globs [%s]\n", b.MaxFiles, b.MaxChangedLines, strings.Join(b.DenyGlobs, ", "))
+	fmt.Fprintf(env.Stdout, "reference %s: written (%s)\ncard %s: written\n", *refOut, referenceDigest(in.Reference), *out)
+	fmt.Fprintf(env.Stderr, "next: failpass card sign --card %s --reference %s\n", *out, *refOut)
+	return nil
+}
+
+// commitSubject is rev's subject line, kept to characters a card's
+// comment may hold.
+func commitSubject(ctx context.Context, repo *gitx.Repo, rev string) string {
+	out, err := repo.Git(ctx, "show", "-s", "--format=%s", rev)
+	if err != nil {
+		return ""
+	}
+	s := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || pathglob.IsBadRune(r) {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(string(out)))
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	return strings.ToValidUTF8(s, "")
+}
+
+// fromCommitLogDir makes a fresh folder for this build's test logs under
+// <git common dir>/failpass/logs.
+func fromCommitLogDir(repo *gitx.Repo) (string, error) {
+	var b [4]byte
+	rand.Read(b[:])
+	dir := repo.StateDir("logs", "from-commit-"+time.Now().UTC().Format("20060102T150405Z")+"-"+hex.EncodeToString(b[:]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("log folder: %w", err)
+	}
+	return dir, nil
+}
+
+// fromCommitSteps shows each step of the build as it starts and ends, on
+// a terminal's stderr only (stepProgress); nil elsewhere.
+func fromCommitSteps(env *Env) func(string) func() {
+	p := newStepProgress(env)
+	if p == nil {
+		return nil
+	}
+	return func(name string) func() {
+		p.starting(name)
+		return func() { p.ended(name, name+": done") }
+	}
+}

@@ -1,0 +1,274 @@
+package instance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/failpass/failpass/internal/card"
+)
+
+// pytestBase is how every pytest command of a card starts: no cache
+// folder, so no run leaves state that steers the next (--lf, --ff).
+func pytestBase(py string) []string { return []string{py, "-m", "pytest", "-p", "no:cacheprovider"} }
+
+// pyReport is what one `pytest -rA` run said.
+type pyReport struct {
+	Rootdir string            // absolute, from the header
+	Status  map[string]string // node id → PASSED, FAILED, ERROR, SKIPPED, XFAIL, XPASS
+	Collect []string          // "path - message" of files that did not collect
+	Last    string            // the last line, pytest's summary
+	FirstE  string            // the first "E   ..." line: the first error pytest explains
+}
+
+func parsePytest(log []byte) *pyReport {
+	r := &pyReport{Status: map[string]string{}}
+	sc := bufio.NewScanner(bytes.NewReader(log))
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if t := strings.TrimSpace(line); t != "" {
+			r.Last = t
+		}
+		if rest, ok := strings.CutPrefix(line, "E "); ok && r.FirstE == "" {
+			r.FirstE = strings.TrimSpace(rest)
+		}
+		if rest, ok := strings.CutPrefix(line, "rootdir: "); ok && r.Rootdir == "" {
+			r.Rootdir, _, _ = strings.Cut(rest, ", ")
+			continue
+		}
+		word, rest, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		switch word {
+		case "PASSED", "FAILED", "ERROR", "XFAIL", "XPASS":
+			id, msg := pytestSplit(word, rest)
+			if word == "ERROR" && !strings.Contains(id, "::") {
+				if msg == "" {
+					msg = r.FirstE // pytest before 7.3 prints no message here
+				}
+				r.Collect = append(r.Collect, strings.TrimSpace(id+" - "+msg))
+				continue
+			}
+			if prev := r.Status[id]; prev == "FAILED" || prev == "ERROR" {
+				continue // a test that failed and then errored in teardown stays failed
+			}
+			r.Status[id] = word
+		}
+	}
+	return r
+}
+
+// pytestSplit splits a summary line's rest into the node id and the
+// message. PASSED lines carry no message; a parametrized id may itself
+// hold " - " inside its brackets.
+func pytestSplit(word, rest string) (string, string) {
+	if word == "PASSED" {
+		return rest, ""
+	}
+	search := 0
+	if open, first := strings.Index(rest, "["), strings.Index(rest, " - "); open >= 0 && (first < 0 || open < first) {
+		if end := strings.Index(rest[open:], "] - "); end >= 0 {
+			search = open + end + 1
+		} else if strings.HasSuffix(rest, "]") {
+			return rest, ""
+		}
+	}
+	if i := strings.Index(rest[search:], " - "); i >= 0 {
+		return rest[:search+i], rest[search+i+3:]
+	}
+	return rest, ""
+}
+
+// pyTests finds the fix's fail-to-pass tests among the tests of the test
+// files it adds or changes, and the invariant: the other tests of those
+// files (or, when none is left, of their folders) that pass on both trees.
+func (b *builder) pyTests(ctx context.Context, tests []Change) (fail, inv card.Command, err error) {
+	in := b.inst
+	py := b.py
+	var files []string
+	for _, c := range tests {
+		if c.Status != 'D' && isPythonTestModule(c.Path) {
+			files = append(files, c.Path)
+		}
+	}
+	if len(files) == 0 {
+		return fail, inv, &UnusableError{Rev: in.Rev, Cause: "it deletes test files and adds none"}
+	}
+	slices.Sort(files)
+
+	reports := map[side]*pyReport{}
+	workdir := "."
+	for _, s := range []side{onBase, onFix} {
+		done := b.step("running them " + s.where())
+		out, res, err := b.exec(ctx, s, ".", append(append(pytestBase(py), "-rA"), files...))
+		if err != nil {
+			return fail, inv, err
+		}
+		r := parsePytest(out)
+		if len(r.Collect) > 0 || res.Exit >= 2 && res.Exit <= 4 {
+			what := "the base does not collect"
+			if s == onFix {
+				what = "the tests do not collect with the fix"
+			}
+			cause := r.Last
+			if len(r.Collect) > 0 {
+				cause = r.Collect[0]
+			}
+			return fail, inv, &UnusableError{Rev: in.Rev, Cause: fmt.Sprintf("%s: %s (pytest exit %d)", what, cause, res.Exit),
+				Hints: []string{"a fix whose new tests import an API the fix adds cannot fail on the base for the right reason"}}
+		}
+		reports[s] = r
+		if s == onBase {
+			workdir = b.rootdir(r.Rootdir)
+		}
+		done()
+	}
+	base, fix := reports[onBase].Status, reports[onFix].Status
+	var f, bad []string
+	for id, st := range base {
+		switch {
+		case (st == "FAILED" || st == "ERROR") && fix[id] == "PASSED":
+			f = append(f, id)
+		case st != "PASSED" || fix[id] != "PASSED":
+			bad = append(bad, id)
+		}
+	}
+	if len(f) == 0 {
+		return fail, inv, &UnusableError{Rev: in.Rev, Cause: "no test in the test files it changes fails on the base and passes with the fix (" + pySummary(files, base, fix) + ")"}
+	}
+	slices.Sort(f)
+	slices.Sort(bad)
+	in.FailToPass = f
+	fail = card.Command{Workdir: workdir, Cmd: append(pytestBase(py), f...)}
+
+	// The invariant: the other tests of F's files; when they hold no test
+	// that passes on both trees, their folders.
+	var targets []string
+	others := false
+	for _, id := range f {
+		file, _, _ := strings.Cut(id, "::")
+		if !slices.Contains(targets, file) {
+			targets = append(targets, file)
+		}
+	}
+	for id, st := range base {
+		file, _, _ := strings.Cut(id, "::")
+		if slices.Contains(targets, file) && st == "PASSED" && fix[id] == "PASSED" {
+			others = true
+		}
+	}
+	if !others {
+		var dirs []string
+		for _, t := range targets {
+			if d := path.Dir(t); !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+		targets = dirs
+	}
+	deselect := append(slices.Clone(f), bad...)
+	for _, s := range []side{onBase, onFix} {
+		done := b.step("checking the rest of the tests " + s.where())
+		if deselect, err = b.pyInvariant(ctx, s, workdir, py, targets, deselect); err != nil {
+			return fail, inv, err
+		}
+		done()
+	}
+	for _, id := range deselect[len(f):] {
+		in.Notes = append(in.Notes, fmt.Sprintf("the invariant deselects %s: it does not pass on both trees", id))
+	}
+	cmd := append(pytestBase(py), targets...)
+	for _, id := range deselect {
+		cmd = append(cmd, "--deselect", id)
+	}
+	inv = card.Command{Workdir: workdir, Cmd: cmd}
+	return fail, inv, nil
+}
+
+// rootdir is pytest's rootdir as a workdir relative to the worktree: node
+// ids are relative to it, so the card's commands run there.
+func (b *builder) rootdir(abs string) string {
+	if abs == "" {
+		return "."
+	}
+	root := b.wt.Dir
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "."
+	}
+	return filepath.ToSlash(rel)
+}
+
+// pyInvariant runs targets with deselect on one side, deselecting every
+// test that fails, until the run passes.
+func (b *builder) pyInvariant(ctx context.Context, s side, workdir, py string, targets, deselect []string) ([]string, error) {
+	for round := 0; round < maxRounds; round++ {
+		cmd := append(append(pytestBase(py), "-rA"), targets...)
+		for _, id := range deselect {
+			cmd = append(cmd, "--deselect", id)
+		}
+		out, res, err := b.exec(ctx, s, workdir, cmd)
+		if err != nil {
+			return nil, err
+		}
+		r := parsePytest(out)
+		switch {
+		case res.Exit == 0:
+			return deselect, nil
+		case res.Exit == 5:
+			return nil, &UnusableError{Rev: b.inst.Rev, Cause: fmt.Sprintf("no other test is left in %s for the invariant", strings.Join(targets, ", "))}
+		case res.Exit != 1 || len(r.Collect) > 0:
+			cause := r.Last
+			if len(r.Collect) > 0 {
+				cause = r.Collect[0]
+			}
+			return nil, &UnusableError{Rev: b.inst.Rev, Cause: fmt.Sprintf("the rest of the tests in %s do not run %s: %s (pytest exit %d)", strings.Join(targets, ", "), s.where(), cause, res.Exit)}
+		}
+		added := false
+		for id, st := range r.Status {
+			if (st == "FAILED" || st == "ERROR") && !slices.Contains(deselect, id) {
+				deselect, added = append(deselect, id), true
+			}
+		}
+		if !added {
+			return nil, &UnusableError{Rev: b.inst.Rev, Cause: fmt.Sprintf("the rest of the tests fail %s outside any test: %s", s.where(), r.Last)}
+		}
+	}
+	return nil, &UnusableError{Rev: b.inst.Rev, Cause: fmt.Sprintf("the rest of the tests still fail %s after deselecting %d", s.where(), len(deselect))}
+}
+
+func pySummary(files []string, base, fix map[string]string) string {
+	if len(base) == 0 {
+		return "pytest collected no test from " + strings.Join(files, ", ")
+	}
+	var ids []string
+	for id := range base {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var parts []string
+	for _, id := range ids {
+		st := fix[id]
+		if st == "" {
+			st = "did not run"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s on the base, %s with the fix", id, base[id], st))
+	}
+	if len(parts) > 6 {
+		parts = append(parts[:6], fmt.Sprintf("%d more", len(parts)-6))
+	}
+	return strings.Join(parts, "; ")
+}
