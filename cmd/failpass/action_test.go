@@ -151,7 +151,10 @@ func TestAction(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/action",
 		RequireExplicitExec: true,
-		Setup:               setupScript,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("ACTION_ROOT", actionRoot)
+			return setupScript(env)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkrepo":    cmdMkrepo,
 			"snapshot":  cmdSnapshot,

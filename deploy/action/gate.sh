@@ -29,12 +29,16 @@ trouble() {
 escape() { printf '%s' "$1" | sed -e 's/%/%25/g' | tr '\n\r' '  '; }
 output() { printf '%s=%s\n' "$1" "$2" >>"${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set}"; }
 
+# A Go from 1.21 on fetches the toolchain go.mod asks for by itself
+# (GOTOOLCHAIN=auto); an older one, or none, gets actions/setup-go.
 phase_go() {
-	if command -v go >/dev/null 2>&1; then
-		say "Go on PATH: $(go version)"
+	v=$(go env GOVERSION 2>/dev/null)
+	minor=$(printf '%s\n' "$v" | sed -n 's/^go1\.\([0-9][0-9]*\).*/\1/p')
+	if [ -n "$minor" ] && [ "$minor" -ge 21 ]; then
+		say "Go on PATH: $v"
 		output found true
 	else
-		say "no Go on PATH: actions/setup-go installs the version go.mod names"
+		say "no Go 1.21 or later on PATH${v:+ ($v)}: actions/setup-go installs the version go.mod names"
 		output found false
 	fi
 }
@@ -188,6 +192,7 @@ phase_gate() {
 	set -- "$@" ${FAILPASS_EXTRA_ARGS:-}
 	set +f
 
+	say "failpass: $(command -v failpass)"
 	verdict=$tmp/verdict.json
 	rm -f "$verdict"
 	say "failpass gate $*"
