@@ -95,7 +95,16 @@ func readAction() (*actionFile, error) {
 	if a.Runs.Using != "composite" {
 		return nil, fmt.Errorf("action.yml: runs.using %q, want composite", a.Runs.Using)
 	}
+	// Reading the script also tells go test's cache that the result
+	// depends on it (the runner's sh reads it in another process).
+	script, err := os.ReadFile(filepath.Join(actionRoot, actionScript))
+	if err != nil {
+		return nil, err
+	}
 	for i, s := range a.Runs.Steps {
+		if m := runLine.FindStringSubmatch(s.Run); m != nil && !bytes.Contains(script, []byte("\n"+m[1]+") phase_")) {
+			return nil, fmt.Errorf("action.yml: step %d runs phase %q, which %s does not have", i, m[1], actionScript)
+		}
 		switch {
 		case s.Run != "" && s.Uses != "":
 			return nil, fmt.Errorf("action.yml: step %d has both run and uses", i)

@@ -186,6 +186,8 @@ phase_gate() {
 		rm -f "$record" "$record.sig"
 		set -- "$@" --record "$record" --record-key "$key"
 	fi
+	# Nothing started from here on needs the key's text in its environment.
+	unset FAILPASS_RECORD_KEY
 	# Extra arguments are the workflow's, split on blanks, never globbed.
 	set -f
 	# shellcheck disable=SC2086
