@@ -20,6 +20,14 @@ ci_n=$(sed -n 's/^  FAILPASS_SHARDS: "\([0-9]*\)".*/\1/p' "$root/deploy/github-a
 ci_matrix=$(sed -n 's/^ *shard: \[\(.*\)\]/\1/p' "$root/deploy/github-actions-batch.yml" | tr -d ' ' | tr ',' ' ')
 [ "$k8s_n" = "$k8s_env" ] || { echo "k8s: completions $k8s_n != FAILPASS_SHARDS $k8s_env"; exit 1; }
 [ "$ci_n" = "$(echo $ci_matrix | wc -w)" ] || { echo "ci: FAILPASS_SHARDS $ci_n != matrix size"; exit 1; }
+# The pod settings the sandbox needs (docs/sandbox.md), and no privileged pod.
+for want in 'hostUsers: false' 'procMount: Unmasked' 'appArmorProfile: {type: Unconfined}' \
+	'add: \["SYS_ADMIN", "NET_ADMIN", "SETPCAP"\]' 'privileged: false'; do
+	grep -q "^ *$want" "$root/deploy/k8s-indexed-job.yaml" || { echo "k8s: the pod spec lacks $want"; exit 1; }
+done
+if grep -q 'privileged: true\|hostPID: true\|hostNetwork: true' "$root/deploy/k8s-indexed-job.yaml"; then
+	echo "k8s: the pod must not be privileged or share the node's namespaces"; exit 1
+fi
 
 # A repository, a card, and a mix of candidates.
 repo="$work/repo"

@@ -55,7 +55,7 @@ func init() {
 		{name: "card", summary: "lint, sign, verify, annotate and canonicalize cards", sub: cardCommands()},
 		{name: "record", summary: "verify signed gate records", sub: recordCommands()},
 		{name: "budget", summary: "suggest a budget from a stack trace", sub: budgetCommands()},
-		{name: "results", summary: "merge shard outputs", sub: resultsCommands()},
+		{name: "results", summary: "merge shard outputs; show them as CI annotations", sub: resultsCommands()},
 		{name: "loop", summary: "run and inspect the review-fix loop", sub: loopCommands()},
 		{name: "gc", summary: "remove what dead runs left, and old caches and logs", run: runGC},
 		{name: "version", summary: "print the version", run: runVersion},

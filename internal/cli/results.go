@@ -14,6 +14,7 @@ import (
 func resultsCommands() []*command {
 	return []*command{
 		{name: "merge", summary: "combine shard outputs into one summary", run: runResultsMerge},
+		{name: "annotate", summary: "show gate outputs as GitHub Actions annotations and a job summary", run: runResultsAnnotate},
 	}
 }
 

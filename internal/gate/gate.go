@@ -40,6 +40,12 @@ type Step struct {
 	DurationMS int64   `json:"duration_ms"`
 	Log        *string `json:"log"`
 	Reason     string  `json:"reason,omitempty"`
+	// Path and Line say where in the candidate a broken rule points: the
+	// repository path a budget rule names (a denied, oracle, binary or
+	// escaping file) and, when the change edits that file's lines, the
+	// line of the first edit in its new version. CI annotations use them.
+	Path string `json:"path,omitempty"`
+	Line int    `json:"line,omitempty"`
 	// Runs holds every run's result under --repeat (and the one run
 	// otherwise), for records and humans.
 	Runs []RunResult `json:"runs,omitempty"`
@@ -487,7 +493,12 @@ func (g *gateRun) budgetRules(ctx context.Context) error {
 	}
 	for _, r := range budget.Rules {
 		if f != nil && f.Rule == r {
-			return g.fail(r, f.Reason)
+			s := Step{Rule: r, Status: StatusFail, Reason: f.Reason, Path: f.Path}
+			if f.Path != "" {
+				s.Line = g.cs.FirstLine(f.Path)
+			}
+			g.add(s)
+			return g.broken(r, f.Reason)
 		}
 		// The counting rules say how close the candidate came, as the
 		// seed's runner does ("files changed: 2 (ok)").

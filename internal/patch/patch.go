@@ -78,6 +78,22 @@ type ChangeSet struct {
 	// patch whose new content is a single line without a newline: the
 	// target, should the base tree say the file is a symlink.
 	lineTargets map[int]string
+	// firstLines holds, by index into Files, the new-side line number of
+	// the file's first added or deleted line, for pointing a reader at it.
+	firstLines map[int]int
+}
+
+// FirstLine is the line, in the new version of path, of the first line
+// the change adds or deletes there, or 0 when the change set does not
+// change path's content (a deletion, a mode change, a binary patch, a
+// path only on the old side of a rename).
+func (cs *ChangeSet) FirstLine(path string) int {
+	for i, f := range cs.Files {
+		if f.NewPath == path && f.Status != Deleted {
+			return cs.firstLines[i]
+		}
+	}
+	return 0
 }
 
 // Paths returns every path a change touches (both sides of renames and

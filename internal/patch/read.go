@@ -72,9 +72,12 @@ func build(secs []*section, got []byte) (*ChangeSet, error) {
 	if err := agree(secs, got); err != nil {
 		return nil, err
 	}
-	cs := &ChangeSet{Files: make([]File, len(secs)), lineTargets: map[int]string{}}
+	cs := &ChangeSet{Files: make([]File, len(secs)), lineTargets: map[int]string{}, firstLines: map[int]int{}}
 	for i, s := range secs {
 		cs.Files[i] = s.File
+		if s.firstLine > 0 && !s.Binary {
+			cs.firstLines[i] = s.firstLine
+		}
 		if s.hasTarget && s.hunkNewSide == 1 && !s.targetNL && s.target != "" {
 			cs.lineTargets[i] = s.target
 		}

@@ -30,6 +30,7 @@ type section struct {
 	targetNL    bool // that line ended with a newline
 	hunkNewSide int  // number of new-side lines over all hunks
 	hunkOldSide int  // number of old-side lines over all hunks
+	firstLine   int  // new-side line of the first added or deleted line (0 before any hunk)
 }
 
 // Header prefixes of a diff --git section, as git apply knows them.
@@ -621,6 +622,11 @@ func (s *scanner) hunks(sec *section) error {
 			c := byte('\n') // an empty line is context, as in GNU diff
 			if l != "" {
 				c = l[0]
+			}
+			if sec.firstLine == 0 && (c == '+' || c == '-') {
+				// Where the change is, counted on the new side: a deletion
+				// sits at the line that now follows it.
+				sec.firstLine = max(newStart, 1) + len(newSide)
 			}
 			switch c {
 			case '\n', ' ':
