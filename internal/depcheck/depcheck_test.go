@@ -45,11 +45,11 @@ func readDesign(t *testing.T) design {
 	d := design{imports: map[string][]string{}}
 	prose, _, _ := strings.Cut(section, "\n|")
 	prose = strings.Join(strings.Fields(prose), " ")
-	m := regexp.MustCompile(`Only ((?:` + "`[a-z]+`" + `(?:, | and )?)+) start processes`).FindStringSubmatch(prose)
+	m := regexp.MustCompile(`Only ((?:` + "`[a-z/]+`" + `(?:, | and )?)+) start processes`).FindStringSubmatch(prose)
 	if m == nil {
 		t.Fatal("docs/design.md: no sentence \"Only `a`, `b` and `c` start processes\" above the package table")
 	}
-	for _, n := range regexp.MustCompile("`([a-z]+)`").FindAllStringSubmatch(m[1], -1) {
+	for _, n := range regexp.MustCompile("`([a-z/]+)`").FindAllStringSubmatch(m[1], -1) {
 		d.starters = append(d.starters, "internal/"+n[1])
 	}
 	m = regexp.MustCompile(`the pure ones \(((?:` + "`[a-z]+`" + `(?:, )?)+)\) never do`).FindStringSubmatch(prose)

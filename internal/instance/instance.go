@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -373,6 +374,23 @@ func (b *builder) budget(ctx context.Context, c *card.Card) error {
 			continue
 		}
 		c.Budget.DenyGlobs = append(c.Budget.DenyGlobs, g)
+	}
+	// What the fix changes among the runner's implicit inputs (a
+	// pyproject.toml version bump, a helper only the tests import) the
+	// card must allow by name, or no candidate could make the fix; each
+	// is a note, since it also lets a candidate change that file.
+	c.Budget.AllowHarness = nil
+	in.Notes = slices.DeleteFunc(in.Notes, func(n string) bool { return strings.HasPrefix(n, "budget.allow_harness ") })
+	inputs, err := gate.HarnessInputs(ctx, b.o.Repo, in.Base, c, cs.Paths())
+	if err != nil {
+		return err
+	}
+	for _, path := range slices.Sorted(maps.Keys(inputs)) {
+		if _, err := pathglob.Compile(path); err != nil || strings.ContainsAny(path, "*?[\\") {
+			continue // not a literal glob: the static check below says so
+		}
+		c.Budget.AllowHarness = append(c.Budget.AllowHarness, path)
+		in.Notes = append(in.Notes, fmt.Sprintf("budget.allow_harness %q: the fix itself changes it (%s)", path, inputs[path]))
 	}
 	_, rule, reason, err := gate.Static(ctx, b.o.Repo, c, "", in.Base, in.Reference)
 	if err != nil {
