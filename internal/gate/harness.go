@@ -11,6 +11,8 @@ import (
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/harness"
+	"github.com/failpass/failpass/internal/heldout"
+	"github.com/failpass/failpass/internal/runner"
 )
 
 // HarnessInputs says which of paths are implicit inputs of the card's test
@@ -19,7 +21,32 @@ import (
 // never read: its go.work, conftest.py or package.json could say anything.
 func HarnessInputs(ctx context.Context, repo *gitx.Repo, base string, c *card.Card, paths []string) (map[string]string, error) {
 	t := &baseTree{ctx: ctx, repo: repo, base: base, blobs: map[string]blob{}}
-	return harness.Find([]card.Command{c.Fail, c.Pass, c.Invariant}, paths, t)
+	cmds := []card.Command{c.Fail, c.Pass, c.Invariant}
+	if c.HeldOut != nil {
+		cmds = append(cmds, heldOutStandIn(c.HeldOut))
+	}
+	return harness.Find(cmds, paths, t)
+}
+
+// heldOutStandIn is the held-out command as the harness rule sees it. The
+// files it will run are private (that is the point), so one stand-in test
+// file in held_out.dest takes their place: a conftest.py, __init__.py or
+// pytest configuration on the way to dest is as much an input of the
+// held-out run as of the oracle's, and a candidate must not plant one to
+// neuter tests it cannot see.
+func heldOutStandIn(h *card.HeldOut) card.Command {
+	name := "test_heldout.py"
+	switch runner.Recognize(h.Cmd, h.Workdir).Kind {
+	case runner.GoTest:
+		name = "heldout_test.go"
+	case runner.NPM, runner.Jest, runner.Vitest, runner.NodeTest:
+		name = "heldout.test.js"
+	}
+	rel, err := heldout.RelPaths(h.Workdir, []string{path.Join(h.Dest, name)})
+	if err != nil {
+		rel = []string{path.Join(h.Dest, name)}
+	}
+	return h.Command(rel)
 }
 
 // maxHarnessFile is the largest base file the harness rule reads (a Go
