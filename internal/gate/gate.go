@@ -685,7 +685,7 @@ func (g *gateRun) enterCandidate() (func(), error) {
 
 // patchedRules applies the diff to g.wt, a clean checkout of the base,
 // and runs the patched side: diff.apply, diff.actual, patch.pass,
-// patch.invariant, patch.canary, patch.held_out. A single gate and a
+// patch.invariant, patch.held_out, patch.canary. A single gate and a
 // batch both come here, so they never diverge.
 func (g *gateRun) patchedRules(ctx context.Context) error {
 	wt, c := g.wt, g.o.Card
@@ -721,10 +721,10 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	if err := g.runRule(ctx, RulePatchInvariant, "patch-invariant", c.Invariant, RulePatchFlaky); err != nil {
 		return err
 	}
-	if err := g.canaryRule(ctx); err != nil {
+	if err := g.heldOutRule(ctx); err != nil {
 		return err
 	}
-	return g.heldOutRule(ctx)
+	return g.canaryRule(ctx)
 }
 
 // runCmd is how every card command of this gate runs: in the worktree, with

@@ -33,7 +33,7 @@ var Rules = []string{
 	RuleDiffParse, RuleDiffPath,
 	RuleBudgetBinary, RuleBudgetSymlink, RuleBudgetDeny, RuleBudgetOracle, RuleBudgetHarness, RuleBudgetFiles, RuleBudgetLines,
 	RuleBaseFail, RuleBaseInvariant, RuleDiffApply, RuleDiffActual,
-	RulePatchPass, RulePatchInvariant, RulePatchCanary, RulePatchHeldOut,
+	RulePatchPass, RulePatchInvariant, RulePatchHeldOut, RulePatchCanary,
 }
 
 // Step statuses.
