@@ -171,12 +171,15 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 				}
 				return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but %s neither failed conclusively nor says why it did not run", r)
 			}
-			if i < 0 || p.Steps[i].Status != gate.StatusOK {
-				status := "missing"
-				if i >= 0 {
-					status = p.Steps[i].Status
-				}
-				return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but rule %s is %s", r, status)
+			if i < 0 {
+				// An older failpass's record: a rule it did not know it
+				// did not check, so the pass does not show the diff held it.
+				return &Error{Problem: ProblemVerdict, Field: "predicate.steps",
+					Msg:  fmt.Sprintf("the record says pass, but has no step for rule %s (made by failpass %s)", r, p.Tool),
+					Hint: "a record made before a rule existed does not show the diff held it: gate the candidate again with this failpass and record that"}
+			}
+			if p.Steps[i].Status != gate.StatusOK {
+				return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but rule %s is %s", r, p.Steps[i].Status)
 			}
 		}
 		return checkHeldOutVerdict(p, c, -1)

@@ -2,6 +2,7 @@ package record
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/failpass/failpass/internal/gate"
@@ -56,6 +57,9 @@ func TestCheck(t *testing.T) {
 		{name: "pass with a static rule failed", edit: func(s *Statement) { stepOf(s, gate.RuleBudgetDeny).Status = gate.StatusFail }, want: ProblemVerdict},
 		{name: "pass with a static rule not run", edit: func(s *Statement) { stepOf(s, gate.RuleDiffActual).Status = gate.StatusNotRun }, want: ProblemVerdict},
 		{name: "pass with a rule left out", edit: func(s *Statement) { s.Predicate.Steps = s.Predicate.Steps[1:] }, want: ProblemVerdict},
+		{name: "pass of a failpass before budget.harness", edit: func(s *Statement) {
+			s.Predicate.Steps = slices.DeleteFunc(s.Predicate.Steps, func(st Step) bool { return st.Rule == gate.RuleBudgetHarness })
+		}, want: ProblemVerdict},
 		{name: "pass with runs removed", edit: func(s *Statement) { stepOf(s, gate.RulePatchInvariant).Runs = []Run{} }, want: ProblemVerdict},
 		{name: "pass with flaky runs", edit: func(s *Statement) {
 			st := stepOf(s, gate.RulePatchPass)
