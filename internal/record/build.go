@@ -32,7 +32,7 @@ func New(v *gate.Verdict, c *card.Card, diff []byte, patched *Patched, files []F
 			Files: files},
 		Verdict:    v.Verdict,
 		Reason:     v.Reason,
-		Sandbox:    Sandbox{Applied: nonNil(v.Sandbox.Applied), Missing: nonNil(v.Sandbox.Missing), Off: v.Sandbox.Off},
+		Sandbox:    Sandbox{Applied: nonNil(v.Sandbox.Applied), Missing: nonNil(v.Sandbox.Missing), Off: v.Sandbox.Off, Cache: v.Sandbox.Cache},
 		Cached:     v.Cached,
 		BaseCached: v.BaseCached,
 		HeldOut:    v.HeldOut,

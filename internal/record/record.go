@@ -134,6 +134,9 @@ type Sandbox struct {
 	Applied []string `json:"applied"`
 	Missing []string `json:"missing"`
 	Off     bool     `json:"off"`
+	// Cache is how the candidate's runs saw the card's build cache:
+	// "overlay" (read-only, a private upper layer) or "private-cold".
+	Cache string `json:"cache"`
 }
 
 // Step is one gate rule as recorded. Expected and Runs are set for the
