@@ -148,6 +148,8 @@ func TestFind(t *testing.T) {
 			"tests/test_h.py": "import os, tests.support as s\nfrom .helpers import check  # relative\nfrom tests.util import (eq,\n  ne)\nfrom app import core\nfrom . import fixtures\n",
 		}, []card.Command{cmd(".", "python3", "-m", "pytest", "tests/test_h.py")}, []string{"tests/helpers.py", "tests/support/__init__.py", "tests/util/eq.py", "tests/fixtures.py", "tests/other.py", "app/core.py", "tests/util.py"}, []string{"tests/fixtures.py", "tests/helpers.py", "tests/support/__init__.py", "tests/util.py", "tests/util/eq.py"}, "test helper", 1},
 		{"no helper outside a test folder", map[string]string{"src/app/test_core.py": "from .core import f\n"}, []card.Command{cmd(".", "python3", "-m", "unittest", "src/app/test_core.py")}, []string{"src/app/core.py"}, nil, "", 0},
+		{"test data in the tests' folder", pyTree, pytest, []string{"tests/data/expected.json", "tests/golden.txt", "src/app/data.json", "README.md"}, []string{"tests/data/expected.json", "tests/golden.txt"}, "test data", 0},
+		{"no test data outside a test folder", map[string]string{}, []card.Command{cmd(".", "python3", "-m", "unittest", "src/app/test_core.py")}, []string{"src/app/expected.json"}, nil, "", 0},
 		{"unittest shadowing", pyTree, unittest, []string{"unittest.py", "argparse/__init__.py"}, []string{"argparse/__init__.py", "unittest.py"}, "shadows", 0},
 
 		{"go: test files of the tested package", goTree, gotest, []string{"header/header_test.go", "header/zz_test.go"}, []string{"header/header_test.go", "header/zz_test.go"}, "TestMain", 0},

@@ -16,6 +16,7 @@ import (
 // Why a Python runner loads a file.
 const (
 	whyConftest     = "pytest loads conftest.py files on the test's path"
+	whyPyTestdata   = "test data in the tests' own folder (a test reads it: expected output, fixtures)"
 	whyPytestConfig = "pytest reads its configuration and rootdir from it (pytest.ini, .pytest.ini, tox.ini, setup.cfg and pyproject.toml from the test up to the root)"
 	whyInit         = "Python imports the __init__.py files on the test's path"
 	whyPackageForm  = "a package here would be imported instead of the test module the card names"
@@ -76,9 +77,14 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 			pl.file(p, whyPackageForm)
 		}
 	}
+	var dataDirs []string // the tests' own folders
 	for _, f := range files {
-		for _, d := range testChain(path.Dir(f), w) {
+		c := testChain(path.Dir(f), w)
+		for _, d := range c {
 			pl.file(path.Join(d, "__init__.py"), whyInit)
+		}
+		if top := c[len(c)-1]; testFolder(path.Base(top)) && !slices.Contains(dataDirs, top) {
+			dataDirs = append(dataDirs, top)
 		}
 	}
 	for _, f := range folders {
@@ -207,6 +213,18 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		}
 		return ""
 	})
+	// Test data, last so a more telling reason wins: a file that is not
+	// Python in the tests' own folder (tests/data/expected.json) is what a
+	// test compares against, as testdata/ is for Go; changing it changes
+	// the test. Python files there are the rules above and testHelpers'.
+	for _, d := range dataDirs {
+		pl.add(d, true, func(rel string) string {
+			if strings.HasSuffix(rel, ".py") {
+				return ""
+			}
+			return whyPyTestdata
+		})
+	}
 	return pl
 }
 
