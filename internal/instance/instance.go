@@ -122,6 +122,8 @@ type builder struct {
 	policy *sandbox.Policy
 	nlog   int
 	py     string // the Python interpreter of a Python card
+	// srcDirs are the base's src-layout folders (see pySrc), once known.
+	srcDirs *[]string
 }
 
 // Build makes the base, the reference diff and the card for o.Rev. It
@@ -435,6 +437,12 @@ func (b *builder) exec(ctx context.Context, s side, workdir string, argv []strin
 	b.nlog++
 	log := filepath.Join(b.o.LogDir, fmt.Sprintf("%02d-%s.log", b.nlog, s))
 	cmd := card.Command{Workdir: workdir, Cmd: argv, Timeout: card.DefaultTimeout}
+	if b.py != "" {
+		var err error
+		if cmd.Env, err = b.pyEnv(ctx, workdir); err != nil {
+			return nil, run.Result{}, err
+		}
+	}
 	var env []string
 	if b.o.Env != nil {
 		env = b.o.Env(cmd)
@@ -458,4 +466,55 @@ func (b *builder) exec(ctx context.Context, s side, workdir string, argv []strin
 		return nil, res, err
 	}
 	return out, res, nil
+}
+
+// pyEnv is the env of a Python command run in workdir: PYTHONPATH naming
+// the base's src-layout folders, relative to workdir, or nil. A project
+// that keeps its packages under src/ (src/pkg/__init__.py, and no pkg/ at
+// the root) is importable by its tests only when installed or with src on
+// PYTHONPATH; nothing installs it in the sandbox, so the card says so.
+func (b *builder) pyEnv(ctx context.Context, workdir string) (map[string]string, error) {
+	if b.srcDirs == nil {
+		dirs, err := srcLayout(ctx, b.o.Repo, b.inst.Base)
+		if err != nil {
+			return nil, err
+		}
+		b.srcDirs = &dirs
+	}
+	var rel []string
+	for _, d := range *b.srcDirs {
+		r, err := filepath.Rel(filepath.FromSlash(workdir), filepath.FromSlash(d))
+		if err != nil {
+			return nil, err
+		}
+		rel = append(rel, filepath.ToSlash(r))
+	}
+	if len(rel) == 0 {
+		return nil, nil
+	}
+	return map[string]string{"PYTHONPATH": strings.Join(rel, ":")}, nil
+}
+
+// srcLayout returns ["src"] when base keeps a package under src/ that the
+// root does not have, else nothing.
+func srcLayout(ctx context.Context, repo *gitx.Repo, base string) ([]string, error) {
+	out, err := gitx.CommandEnv(ctx, repo.Dir, nil, []string{"GIT_LITERAL_PATHSPECS=1"}, "ls-tree", "-r", "-z", "--name-only", base, "--", "src/")
+	if err != nil {
+		return nil, err
+	}
+	root, err := gitx.CommandEnv(ctx, repo.Dir, nil, nil, "ls-tree", "-z", "--name-only", base)
+	if err != nil {
+		return nil, err
+	}
+	atRoot := map[string]bool{}
+	for _, n := range strings.Split(string(root), "\x00") {
+		atRoot[n] = true
+	}
+	for _, p := range strings.Split(string(out), "\x00") {
+		parts := strings.Split(p, "/")
+		if len(parts) == 3 && parts[2] == "__init__.py" && !atRoot[parts[1]] {
+			return []string{"src"}, nil
+		}
+	}
+	return nil, nil
 }

@@ -146,7 +146,11 @@ func (b *builder) pyTests(ctx context.Context, tests []Change) (fail, inv card.C
 	slices.Sort(f)
 	slices.Sort(bad)
 	in.FailToPass = f
-	fail = card.Command{Workdir: workdir, Cmd: append(pytestBase(py), f...)}
+	env, err := b.pyEnv(ctx, workdir)
+	if err != nil {
+		return fail, inv, err
+	}
+	fail = card.Command{Workdir: workdir, Cmd: append(pytestBase(py), f...), Env: env}
 
 	// The invariant: the other tests of F's files; when they hold no test
 	// that passes on both trees, their folders.
@@ -188,7 +192,7 @@ func (b *builder) pyTests(ctx context.Context, tests []Change) (fail, inv card.C
 	for _, id := range deselect {
 		cmd = append(cmd, "--deselect", id)
 	}
-	inv = card.Command{Workdir: workdir, Cmd: cmd}
+	inv = card.Command{Workdir: workdir, Cmd: cmd, Env: env}
 	return fail, inv, nil
 }
 

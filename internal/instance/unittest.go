@@ -137,8 +137,12 @@ func (b *builder) unittestTests(ctx context.Context, tests []Change) (fail, inv 
 	slices.Sort(keep)
 	slices.Sort(in.Notes)
 	in.FailToPass = f
-	fail = card.Command{Workdir: ".", Cmd: append([]string{py, "-m", "unittest"}, f...)}
-	inv = card.Command{Workdir: ".", Cmd: append([]string{py, "-m", "unittest"}, keep...)}
+	env, err := b.pyEnv(ctx, ".")
+	if err != nil {
+		return fail, inv, err
+	}
+	fail = card.Command{Workdir: ".", Cmd: append([]string{py, "-m", "unittest"}, f...), Env: env}
+	inv = card.Command{Workdir: ".", Cmd: append([]string{py, "-m", "unittest"}, keep...), Env: env}
 	return fail, inv, nil
 }
 
