@@ -146,24 +146,8 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "--force: if the table says sign, the card's %d signature(s) are replaced\n", len(c.Signatures))
 	}
 	if witness {
-		if c.Signoff == nil || c.BaseSHA == "" {
-			return Errorf("%s carries signatures but no signoff or base_sha", *path).
-				Hint("re-run the decision table and replace the signatures: failpass card sign --force --card %s", *path)
-		}
-		canon, err := c.Canonical()
-		if err != nil {
+		if err := signoff.CheckCosign(c, *path, fp); err != nil {
 			return err
-		}
-		for i, s := range c.Signatures {
-			sfp, err := sign.CheckIntegrity(sign.NamespaceCard, canon, []byte(s.Signature))
-			if err != nil {
-				return Errorf("%s: signature %d (%s) does not match the card: %v", *path, i+1, s.Principal, err).
-					Hint("a signed field changed since it was signed; to re-run the table and replace every signature: failpass card sign --force --card %s", *path)
-			}
-			if sfp == fp {
-				return Errorf("%s is already signed by key %s (as %s)", *path, fp, s.Principal).
-					Hint("a co-signature needs another maintainer's key; to re-sign from scratch pass --force")
-			}
 		}
 	}
 
