@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/instance"
 	"github.com/failpass/failpass/internal/pathglob"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/signoff"
 )
 
 const cardFromCommitUsage = "failpass card from-commit REV [--repo DIR] [-o CARD] [--reference-out DIFF] [--python PATH] [--force] [--sandbox=off]"
@@ -99,7 +101,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 		FindPython: func(ctx context.Context, module string) (string, error) {
 			return findPython(ctx, env, *python, module)
 		},
-		Env: func(cmd card.Command) []string { return signEnv(env.Getenv, cmd) },
+		Env: gate.DefaultEnv(env.Getenv),
 		Policy: func(base string) *sandbox.Policy {
 			if off {
 				return nil
@@ -156,7 +158,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	}
 	b := in.Card.Budget
 	fmt.Fprintf(env.Stdout, "budget: max_files %d, max_changed_lines %d, deny_globs [%s]\n", b.MaxFiles, b.MaxChangedLines, strings.Join(b.DenyGlobs, ", "))
-	fmt.Fprintf(env.Stdout, "reference %s: written (%s)\ncard %s: written\n", *refOut, referenceDigest(in.Reference), *out)
+	fmt.Fprintf(env.Stdout, "reference %s: written (%s)\ncard %s: written\n", *refOut, signoff.ReferenceDigest(in.Reference), *out)
 	fmt.Fprintf(env.Stderr, "next: failpass card sign --card %s --reference %s\n", *out, *refOut)
 	return nil
 }

@@ -3,11 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/failpass/failpass/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,15 +16,12 @@ import (
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/failpass/failpass/internal/atomicfile"
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
-	"github.com/failpass/failpass/internal/heldout"
-	"github.com/failpass/failpass/internal/run"
-	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/sign"
-	"github.com/failpass/failpass/internal/version"
-	"github.com/failpass/failpass/internal/worktree"
+	"github.com/failpass/failpass/internal/signoff"
 )
 
 const (
@@ -152,28 +146,12 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "--force: if the table says sign, the card's %d signature(s) are replaced\n", len(c.Signatures))
 	}
 	if witness {
-		if c.Signoff == nil || c.BaseSHA == "" {
-			return Errorf("%s carries signatures but no signoff or base_sha", *path).
-				Hint("re-run the decision table and replace the signatures: failpass card sign --force --card %s", *path)
-		}
-		canon, err := c.Canonical()
-		if err != nil {
+		if err := signoff.CheckCosign(c, *path, fp); err != nil {
 			return err
-		}
-		for i, s := range c.Signatures {
-			sfp, err := sign.CheckIntegrity(sign.NamespaceCard, canon, []byte(s.Signature))
-			if err != nil {
-				return Errorf("%s: signature %d (%s) does not match the card: %v", *path, i+1, s.Principal, err).
-					Hint("a signed field changed since it was signed; to re-run the table and replace every signature: failpass card sign --force --card %s", *path)
-			}
-			if sfp == fp {
-				return Errorf("%s is already signed by key %s (as %s)", *path, fp, s.Principal).
-					Hint("a co-signature needs another maintainer's key; to re-sign from scratch pass --force")
-			}
 		}
 	}
 
-	base, err := signBase(ctx, repo, c)
+	base, err := signoff.Base(ctx, repo, c)
 	if err != nil {
 		return err
 	}
@@ -183,23 +161,17 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout)
 
-	var policy *sandbox.Policy
-	if gateSandbox(env, *sandboxMode == "off") == gate.SandboxOn {
-		// The signing runs run the base: they fill the card's build cache,
-		// keyed as the gate keys it, so the first gate after signing is warm.
-		policy = &sandbox.Policy{CacheDir: gate.BuildCacheDir(repo, c, base, func(cmd card.Command) []string { return signEnv(env.Getenv, cmd) })}
+	o := signoff.Options{Repo: repo, Card: c, CardPath: *path, Base: base, Repeat: *repeat,
+		Sandbox: gateSandbox(env, *sandboxMode == "off"), Env: gate.DefaultEnv(env.Getenv),
+		HeldOut: held, Reference: refDiff, Out: env.Stdout, Notes: env.Stderr}
+	if p := newStepProgress(env); p != nil { // nil unless stderr is a terminal
+		o.Progress = p
 	}
-	runs, verdict, err := signRunTable(ctx, env, repo, c, base, *repeat, policy, held)
+	res, err := signoff.Run(ctx, o)
 	if err != nil {
 		return err
 	}
-	if refDiff != nil {
-		refRuns, v, err := signReference(ctx, env, repo, c, *path, base, refDiff, policy, verdict)
-		if err != nil {
-			return err
-		}
-		runs, verdict = append(runs, refRuns...), v
-	}
+	verdict := res.Verdict
 	fmt.Fprintf(env.Stdout, "decision: %s: %s\n", verdict.Decision, verdict.Reason)
 	if verdict.Decision != sign.DecisionSign {
 		fmt.Fprintf(env.Stdout, "card %s: not signed (left unchanged)\n", *path)
@@ -216,15 +188,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 			h.Digest = held.Digest
 			next.HeldOut = &h
 		}
-		next.Signoff = &card.Signoff{
-			At:       time.Now().UTC().Format(time.RFC3339),
-			Tool:     version.String(),
-			Decision: string(sign.DecisionSign),
-			Runs:     runs,
-		}
-		if refDiff != nil {
-			next.Signoff.Reference = referenceDigest(refDiff)
-		}
+		next.Signoff = res.Signoff(time.Now())
 		next.Signatures = nil
 	}
 	canon, err := next.Canonical()
@@ -268,163 +232,6 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// signBase is the commit the table runs on: base_sha when the card pins
-// one, else base_ref resolved once (and then written as base_sha).
-func signBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
-	ref := c.BaseSHA
-	if ref == "" {
-		ref = c.BaseRef
-	}
-	out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
-	if err != nil {
-		var ge *gitx.Error
-		if errors.As(err, &ge) {
-			if c.BaseSHA != "" {
-				return "", Errorf("base_sha %s is not a commit in %s", c.BaseSHA, repo.Dir).
-					Hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
-			}
-			return "", Errorf("base_ref %q does not name a commit in %s", c.BaseRef, repo.Dir).
-				Hint("fetch the branch, or set base_ref to a branch, tag or commit that exists")
-		}
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// signRunTable runs the fail command n times and the invariant once, each
-// on a fresh checkout of base in a disposable worktree, prints every run,
-// and applies the decision table. The runs are returned as signoff
-// evidence: the fail runs in order, then the invariant.
-func signRunTable(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, base string, n int, policy *sandbox.Policy, held *heldout.Folder) ([]card.Run, sign.Verdict, error) {
-	wt, err := worktree.Add(ctx, repo, base)
-	if err != nil {
-		return nil, sign.Verdict{}, err
-	}
-	defer wt.Remove(ctx)
-	logDir, err := signLogDir(repo)
-	if err != nil {
-		return nil, sign.Verdict{}, err
-	}
-	fmt.Fprintf(env.Stderr, "logs: %s\n", logDir)
-	if policy != nil {
-		// Writers of the build cache hold its lock (see sandbox.LockCache).
-		unlock, err := sandbox.LockCache(policy.CacheDir)
-		if err != nil {
-			return nil, sign.Verdict{}, err
-		}
-		defer unlock()
-	}
-	sess := run.NewSession() // every run of the table shares one sandbox helper
-	defer sess.Close()
-	prog := newStepProgress(env) // nil unless stderr is a terminal
-
-	logOf := func(role card.Role, i int) string {
-		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", role, i+1))
-	}
-	one := func(role card.Role, i int) (run.Result, error) {
-		step := fmt.Sprintf("%s run %d", role, i+1)
-		if role == card.RoleFail {
-			step = fmt.Sprintf("fail run %d/%d", i+1, n)
-		}
-		if prog != nil {
-			prog.starting(step)
-		}
-		if i > 0 || role == card.RoleInvariant {
-			// Every run starts from the clean base: a run that leaves a
-			// cache or a marker file behind must not steer the next.
-			if err := wt.Reset(ctx, base); err != nil {
-				return run.Result{}, err
-			}
-		}
-		cmd := c.Command(role)
-		log := logOf(role, i)
-		res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
-			Env: signEnv(env.Getenv, cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy, Session: sess})
-		if err != nil {
-			return res, err
-		}
-		if ctx.Err() != nil {
-			return res, Errorf("interrupted while running the %s command; the card was left unchanged", role)
-		}
-		if prog != nil {
-			prog.ended(step, fmt.Sprintf("%s: %s", step, res))
-		}
-		return res, nil
-	}
-	var fails []sign.Outcome
-	var runs []card.Run
-	for i := 0; i < n; i++ {
-		res, err := one(card.RoleFail, i)
-		if err != nil {
-			return nil, sign.Verdict{}, err
-		}
-		cause := gate.EnvironmentOf(c.Fail, res, logOf(card.RoleFail, i))
-		fmt.Fprintf(env.Stdout, "fail run %d/%d: %s in %s (expect %d)%s\n", i+1, n, res, signMS(res.Duration), c.Fail.ExpectExit, signCause(cause))
-		fails = append(fails, sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause})
-		runs = append(runs, card.Run{Role: string(card.RoleFail), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
-	}
-	res, err := one(card.RoleInvariant, 0)
-	if err != nil {
-		return nil, sign.Verdict{}, err
-	}
-	cause := gate.EnvironmentOf(c.Invariant, res, logOf(card.RoleInvariant, 0))
-	fmt.Fprintf(env.Stdout, "invariant: %s in %s (expect %d)%s\n", res, signMS(res.Duration), c.Invariant.ExpectExit, signCause(cause))
-	inv := sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause}
-	runs = append(runs, card.Run{Role: string(card.RoleInvariant), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
-	v := sign.Decide(fails, c.Fail.ExpectExit, inv, c.Invariant.ExpectExit)
-	if held == nil || v.Decision != sign.DecisionSign {
-		// The held-out row comes last: an earlier row decides alone.
-		return runs, v, nil
-	}
-	res, cause, err = signHeldOutRun(ctx, env, wt, base, c.HeldOut, held, logDir, policy, sess)
-	if err != nil {
-		return nil, sign.Verdict{}, err
-	}
-	runs = append(runs, card.Run{Role: string(card.RoleHeldOut), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
-	return runs, sign.DecideHeldOut(v, sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause}, c.HeldOut.ExpectExit), nil
-}
-
-// signCause is what a run line adds when the run failed for its
-// environment.
-func signCause(cause string) string {
-	if cause == "" {
-		return ""
-	}
-	return ": failed for its environment, not at a test"
-}
-
-// signExit is the exit code as the signoff records it (0..255). Only
-// conclusive runs reach a signoff, so the clamp never hides anything.
-func signExit(r run.Result) int {
-	if r.Exit < 0 || r.Exit > 255 {
-		return 255
-	}
-	return r.Exit
-}
-
-func signMS(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
-
-// signLogDir makes a fresh folder for this signing's command logs under
-// <git common dir>/failpass/logs.
-func signLogDir(repo *gitx.Repo) (string, error) {
-	var b [4]byte
-	rand.Read(b[:])
-	dir := repo.StateDir("logs", "sign-"+time.Now().UTC().Format("20060102T150405Z")+"-"+hex.EncodeToString(b[:]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("log folder: %w", err)
-	}
-	return dir, nil
-}
-
-// signEnv is what a card command sees while a card is signed: an
-// allow-list of the tool's own environment (never tokens, keys or
-// SSH_AUTH_SOCK) plus the card's signed per-command env. It is the
-// gate's (gate.DefaultEnv), so the build cache the signing runs fill is
-// the one the gate's key names.
-func signEnv(getenv func(string) string, cmd card.Command) []string {
-	return gate.DefaultEnv(getenv)(cmd)
-}
-
 func runCardVerify(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "card verify", cardVerifyUsage)
 	path := fs.String("card", "", "the signed contract card `FILE`")
@@ -453,12 +260,12 @@ func runCardVerify(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	now := time.Now()
-	tally, err := verifyCardSignatures(c, as, now)
+	tally, err := sign.VerifyCard(c, as, now)
 	if err != nil {
 		return err
 	}
 	signPrintTally(env.Stdout, c, tally)
-	problems := cardTrustProblems(c, tally, *threshold, now)
+	problems := sign.CardProblems(c, tally, *threshold, now)
 	if len(problems) > 0 {
 		fmt.Fprintf(env.Stdout, "card %s: NOT VALID: %s\n", *path, strings.Join(problems, "; "))
 		return Exit(ExitFail)
@@ -468,25 +275,11 @@ func runCardVerify(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// verifyCardSignatures verifies every signature on c over its canonical
-// bytes, in the card namespace.
-func verifyCardSignatures(c *card.Card, as *sign.AllowedSigners, now time.Time) (*sign.Tally, error) {
-	canon, err := c.Canonical()
-	if err != nil {
-		return nil, err
-	}
-	claims := make([]sign.Claim, len(c.Signatures))
-	for i, s := range c.Signatures {
-		claims[i] = sign.Claim{Principal: s.Principal, Armored: []byte(s.Signature)}
-	}
-	return as.VerifyClaims(sign.NamespaceCard, canon, claims, now), nil
-}
-
 func signPrintTally(w io.Writer, c *card.Card, t *sign.Tally) {
 	vi, ii := 0, 0
 	for i, s := range c.Signatures {
 		if ii < len(t.Invalid) && t.Invalid[ii].Index == i {
-			fmt.Fprintf(w, "signature %d: %s: not valid: %v\n", i+1, s.Principal, signReason(t.Invalid[ii].Err))
+			fmt.Fprintf(w, "signature %d: %s: not valid: %v\n", i+1, s.Principal, sign.ReasonOf(t.Invalid[ii].Err))
 			ii++
 			continue
 		}
@@ -497,94 +290,6 @@ func signPrintTally(w io.Writer, c *card.Card, t *sign.Tally) {
 		}
 		fmt.Fprintf(w, "signature %d: %s: valid, %s key %s (allowed_signers line %d)%s\n", i+1, s.Principal, v.KeyType, v.Fingerprint, v.Line, dup)
 		vi++
-	}
-}
-
-func signReason(err error) string {
-	var ve *sign.VerifyError
-	if errors.As(err, &ve) {
-		if ve.Detail != "" {
-			return string(ve.Reason) + ": " + ve.Detail
-		}
-		return string(ve.Reason)
-	}
-	return err.Error()
-}
-
-// cardTrustProblems lists why a verified card is still not valid: too few
-// distinct allowed keys, or an expiry that has passed.
-func cardTrustProblems(c *card.Card, t *sign.Tally, threshold int, now time.Time) []string {
-	var p []string
-	switch {
-	case len(c.Signatures) == 0:
-		p = append(p, "card.signature: the card is not signed")
-	case t.Keys < threshold:
-		p = append(p, fmt.Sprintf("card.signature: %d distinct allowed key(s) signed, threshold %d", t.Keys, threshold))
-	}
-	if c.Expires != nil && now.After(*c.Expires) {
-		p = append(p, fmt.Sprintf("card.expired: the card expired at %s", c.Expires.UTC().Format(time.RFC3339)))
-	}
-	return p
-}
-
-// CardTrustError is a card whose signatures do not meet the trust policy:
-// the gate's card.signature rule.
-type CardTrustError struct {
-	Problems []string
-	Invalid  []string // one line per refused signature
-}
-
-func (e *CardTrustError) Error() string {
-	msg := strings.Join(e.Problems, "; ")
-	if len(e.Invalid) > 0 {
-		msg += " (" + strings.Join(e.Invalid, "; ") + ")"
-	}
-	return msg
-}
-
-// UserFacing marks the error as the card's or the signer's to fix.
-func (e *CardTrustError) UserFacing() bool { return true }
-
-// cardTrustFromFile is what the gate's cardTrust (trust_gate.go) should
-// return: allowed signers read from path (refused when it lies inside one
-// of the refused folders, such as a worktree a candidate patches), and a
-// check that at least one allowed key signed the card.
-func cardTrustFromFile(path string, refused ...string) (func(*card.Card) ([]string, error), error) {
-	as, err := sign.ReadAllowedSigners(path, refused...)
-	if err != nil {
-		return nil, err
-	}
-	return cardTrustCheck(as, 1, time.Now), nil
-}
-
-// cardTrustCheck is the gate's card.signature check over allowed signers
-// as: at least threshold distinct allowed keys signed the card's canonical
-// bytes. It returns the principals that verified. Expiry and base are the
-// gate's own rules (card.expired, card.base) and are not checked here.
-func cardTrustCheck(as *sign.AllowedSigners, threshold int, now func() time.Time) func(*card.Card) ([]string, error) {
-	return func(c *card.Card) ([]string, error) {
-		t, err := verifyCardSignatures(c, as, now())
-		if err != nil {
-			return nil, err
-		}
-		var ok []string
-		for _, v := range t.Valid {
-			ok = append(ok, v.Principal)
-		}
-		e := &CardTrustError{}
-		for _, inv := range t.Invalid {
-			e.Invalid = append(e.Invalid, fmt.Sprintf("signature %d by %s: %s", inv.Index+1, c.Signatures[inv.Index].Principal, signReason(inv.Err)))
-		}
-		switch {
-		case len(c.Signatures) == 0:
-			e.Problems = append(e.Problems, "the card is not signed")
-		case t.Keys < threshold:
-			e.Problems = append(e.Problems, fmt.Sprintf("%d distinct allowed key(s) signed, threshold %d", t.Keys, threshold))
-		}
-		if len(e.Problems) > 0 {
-			return ok, e
-		}
-		return ok, nil
 	}
 }
 

@@ -22,6 +22,8 @@ import (
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/report"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/sign"
+	"github.com/failpass/failpass/internal/signoff"
 )
 
 const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--manifest FILE] [--repo DIR] [--json]
@@ -315,7 +317,7 @@ func readDiff(env *Env, name string) ([]byte, error) {
 // needSigners refuses, as setup trouble, a signed card the gate has no
 // allowed signers for: that is a missing flag or config, not a bad
 // candidate, and every candidate would fail card.signature for it.
-func needSigners(f *gateFlags, c *card.Card, cardPath string, trust func(*card.Card) ([]string, error)) error {
+func needSigners(f *gateFlags, c *card.Card, cardPath string, trust sign.Trust) error {
 	if trust != nil || f.allowUnsigned || len(c.Signatures) == 0 {
 		return nil
 	}
@@ -328,21 +330,11 @@ func needSigners(f *gateFlags, c *card.Card, cardPath string, trust func(*card.C
 // gateTrust returns the card.signature check, or nil when the card will be
 // treated as unsigned. Trust roots come from the flag or git config, never
 // from the candidate or its worktree.
-func gateTrust(ctx context.Context, env *Env, repo *gitx.Repo, f *gateFlags) (func(*card.Card) ([]string, error), error) {
+func gateTrust(ctx context.Context, env *Env, repo *gitx.Repo, f *gateFlags) (sign.Trust, error) {
 	if f.allowUnsigned {
 		return nil, nil
 	}
-	path := f.allowedSigners
-	if path == "" {
-		out, err := repo.Git(ctx, "config", "--get", "gpg.ssh.allowedSignersFile")
-		if err == nil {
-			path = strings.TrimSpace(string(out))
-		}
-	}
-	if path == "" {
-		return nil, nil
-	}
-	return cardTrustIn(repo, path)
+	return signoff.TrustIn(ctx, repo, f.allowedSigners)
 }
 
 // gateSandbox is whether the gate contains a card's commands: on by

@@ -1,18 +1,12 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/heldout"
-	"github.com/failpass/failpass/internal/run"
-	"github.com/failpass/failpass/internal/sandbox"
-	"github.com/failpass/failpass/internal/worktree"
 )
 
 // heldOutCard is a card a gate runs, with its path for messages.
@@ -102,38 +96,6 @@ func signHeldOutFolder(path string, c *card.Card, dir string, witness bool) (*he
 		return nil, folder.Check(c.HeldOut.Digest)
 	}
 	return folder, nil
-}
-
-// signHeldOutRun runs the held-out command on a clean base with the
-// held-out files copied in, as the gate runs it on the patched tree.
-func signHeldOutRun(ctx context.Context, env *Env, wt *worktree.Worktree, base string, h *card.HeldOut, folder *heldout.Folder, logDir string, policy *sandbox.Policy, sess *run.Session) (run.Result, string, error) {
-	if err := wt.Reset(ctx, base); err != nil {
-		return run.Result{}, "", err
-	}
-	copied, err := folder.CopyInto(wt.Dir, h.Dest)
-	if err != nil {
-		return run.Result{}, "", Errorf("cannot copy the held-out tests into the base: %v", err).
-			Hint("held_out.dest names a folder of the tree (or one to create), with no symlink on its way")
-	}
-	paths, err := heldout.RelPaths(h.Workdir, copied)
-	if err != nil {
-		return run.Result{}, "", err
-	}
-	cmd := h.Command(paths)
-	log := filepath.Join(logDir, "held-out-1.log")
-	res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
-		Env: signEnv(env.Getenv, cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy, Session: sess})
-	if err != nil {
-		return res, "", err
-	}
-	if ctx.Err() != nil {
-		return res, "", Errorf("interrupted while running the held-out command; the card was left unchanged")
-	}
-	// Held-out tests that cannot even start on the base (a missing
-	// module, a build failure) would "fail there" without testing the bug.
-	cause := gate.EnvironmentOf(cmd, res, log)
-	fmt.Fprintf(env.Stdout, "held-out: %s in %s (%d file(s); must not exit %d on the base)%s\n", res, signMS(res.Duration), len(copied), h.ExpectExit, signCause(cause))
-	return res, cause, nil
 }
 
 // setHeldOutDigest writes held_out.digest into the card's YAML tree, as

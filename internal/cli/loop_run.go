@@ -109,7 +109,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 			return Errorf("--lenses: %v", err)
 		}
 	}
-	var trust func(*card.Card) ([]string, error)
+	var trust sign.Trust
 	if f.card != "" {
 		if req.Card, trust, err = loadCardPolicy(ctx, env, repo, settings); err != nil {
 			return err
@@ -155,16 +155,16 @@ func absPath(p string) string {
 
 // loadCardPolicy loads, checks the signature of, and prepares the card;
 // it also returns the signature check (nil for an unsigned card).
-func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Settings) (*loop.CardPolicy, func(*card.Card) ([]string, error), error) {
+func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Settings) (*loop.CardPolicy, sign.Trust, error) {
 	c, err := card.Load(st.Card)
 	if err != nil {
 		return nil, nil, err
 	}
-	var trust func(*card.Card) ([]string, error)
+	var trust sign.Trust
 	if st.AllowUnsigned {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
 	} else {
-		if trust, err = cardTrust(st.AllowedSigners); err != nil {
+		if trust, err = cardTrustFromFile(st.AllowedSigners); err != nil {
 			return nil, nil, err
 		}
 		if _, err := trust(c); err != nil {
@@ -178,7 +178,7 @@ func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Set
 // loopConfig makes the adapters of the settings. A reviewer that cannot
 // be made is recorded, not fatal: the loop turns it into
 // blocked/missing_capability (or an in-agent override).
-func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolicy, trust func(*card.Card) ([]string, error)) (loop.Config, error) {
+func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolicy, trust sign.Trust) (loop.Config, error) {
 	opts := model.Options{BaseURL: st.BaseURL, KeyEnv: st.KeyEnv, Getenv: env.Getenv, Dir: st.WorkingDir}
 	cfg := loop.Config{ReviewerID: st.Reviewer, FixerID: st.Fixer, Lenses: st.Lenses, Card: cp, Remote: st.Remote, Log: env.Stderr}
 	if !st.NoSandbox {
@@ -281,7 +281,7 @@ func runLoopResume(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	var cp *loop.CardPolicy
-	var trust func(*card.Card) ([]string, error)
+	var trust sign.Trust
 	if st.Card != "" {
 		if cp, trust, err = loadCardPolicy(ctx, env, repo, st); err != nil {
 			return err

@@ -64,3 +64,7 @@ func (p *stepProgress) ended(name, line string) {
 func (p *stepProgress) finished(s gate.Step) {
 	p.ended(s.Rule, report.StepLine(s))
 }
+
+// Starting and Ended make a stepProgress a signoff.Progress.
+func (p *stepProgress) Starting(step string)    { p.starting(step) }
+func (p *stepProgress) Ended(step, line string) { p.ended(step, line) }

@@ -1,19 +1,14 @@
 package cli
 
-import (
-	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gitx"
-)
+import "github.com/failpass/failpass/internal/sign"
 
-// cardTrust loads an allowed_signers file and returns the card.signature
-// check the gate and the loop share.
-func cardTrust(path string) (func(*card.Card) ([]string, error), error) {
-	return cardTrustFromFile(path)
-}
+// CardTrustError is the card.signature refusal (sign.TrustError).
+type CardTrustError = sign.TrustError
 
-// cardTrustIn is cardTrust for a run in repo. Trust roots never come from
-// the tree under test: a trust file inside failpass's worktrees (where
-// candidate diffs are applied) is refused.
-func cardTrustIn(repo *gitx.Repo, path string) (func(*card.Card) ([]string, error), error) {
-	return cardTrustFromFile(path, repo.StateDir("worktrees"))
+// cardTrustFromFile is the card.signature check over the allowed signers
+// at path, refused when the file lies inside one of the refused folders
+// (sign.LoadTrust). The loop checks its card with it; a gate's trust
+// roots are signoff.TrustIn's.
+func cardTrustFromFile(path string, refused ...string) (sign.Trust, error) {
+	return sign.LoadTrust(path, refused...)
 }

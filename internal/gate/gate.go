@@ -27,6 +27,7 @@ import (
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/runner"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/sign"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -120,7 +121,7 @@ type Options struct {
 	// Trust decides card.signature. It returns the principals that signed.
 	// When nil the card is treated as unsigned: the rule fails unless
 	// AllowUnsigned.
-	Trust         func(c *card.Card) ([]string, error)
+	Trust         sign.Trust
 	AllowUnsigned bool
 
 	// Sandbox says whether card commands are contained. The zero value

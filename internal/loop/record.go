@@ -22,7 +22,7 @@ import (
 // record verify` checks it like any other.
 type Recorder struct {
 	Signer        sign.Signer
-	Trust         func(*card.Card) ([]string, error)
+	Trust         sign.Trust
 	AllowUnsigned bool
 	Env           func(card.Command) []string
 	CardPath      string

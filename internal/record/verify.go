@@ -146,15 +146,10 @@ func cardSigners(s *Statement, c *card.Card, maintainers *sign.AllowedSigners, n
 			Msg:  "the gate ran this card under --allow-unsigned: it never checked who signed the card",
 			Hint: "gate a signed card with --allowed-signers to get a record worth verifying"}
 	}
-	canon, err := c.Canonical()
+	t, err := sign.VerifyCard(c, maintainers, now)
 	if err != nil {
 		return nil, err
 	}
-	claims := make([]sign.Claim, len(c.Signatures))
-	for i, sg := range c.Signatures {
-		claims[i] = sign.Claim{Principal: sg.Principal, Armored: []byte(sg.Signature)}
-	}
-	t := maintainers.VerifyClaims(sign.NamespaceCard, canon, claims, now)
 	var ok []string
 	for _, v := range t.Valid {
 		if !slices.Contains(ok, v.Principal) {

@@ -1,9 +1,7 @@
-package cli
+package signoff
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -17,44 +15,38 @@ import (
 	"github.com/failpass/failpass/internal/worktree"
 )
 
-// referenceDigest is how signoff.reference names a reference fix: the
-// SHA-256 of its bytes as given, like a gate's diff_digest.
-func referenceDigest(diff []byte) string {
-	sum := sha256.Sum256(diff)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// signReference is the reference row of the decision table (`card sign
+// referenceRow is the reference row of the decision table (`card sign
 // --reference DIFF`): the fix must pass the card's static rules exactly as
 // a gate judges them, apply to the base, and then make the pass and the
 // invariant command exit as expected, each on a fresh checkout of the base
 // with the fix applied. It runs only when every earlier row let the card
 // through, and returns the runs as signoff evidence.
-func signReference(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, cardPath, base string, diff []byte, policy *sandbox.Policy, v sign.Verdict) ([]card.Run, sign.Verdict, error) {
+func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v sign.Verdict) ([]card.Run, sign.Verdict, error) {
 	if v.Decision != sign.DecisionSign {
 		return nil, v, nil
 	}
-	_, rule, reason, err := gate.Static(ctx, repo, c, cardPath, base, diff)
+	c, diff := o.Card, o.Reference
+	_, rule, reason, err := gate.Static(ctx, o.Repo, c, o.CardPath, o.Base, diff)
 	if err != nil {
 		return nil, v, err
 	}
 	if rule != "" {
-		fmt.Fprintf(env.Stdout, "reference: refused by %s: %s\n", rule, reason)
+		fmt.Fprintf(o.Out, "reference: refused by %s: %s\n", rule, reason)
 		return nil, sign.Reference(v, sign.ReferenceCheck{Refused: fmt.Sprintf("breaks %s: %s", rule, reason)}, c.Pass.ExpectExit, c.Invariant.ExpectExit), nil
 	}
-	wt, err := worktree.Add(ctx, repo, base)
+	wt, err := worktree.Add(ctx, o.Repo, o.Base)
 	if err != nil {
 		return nil, v, err
 	}
 	defer wt.Remove(ctx)
-	logDir, err := signLogDir(repo)
+	logDir, err := logDir(o.Repo)
 	if err != nil {
 		return nil, v, err
 	}
-	fmt.Fprintf(env.Stderr, "reference logs: %s\n", logDir)
+	fmt.Fprintf(o.Notes, "reference logs: %s\n", logDir)
 	// The reference is a diff like any candidate's: its runs see the
 	// card's build cache through a private layer and never write it.
-	side, err := gate.EnterCandidate(repo, policy)
+	side, err := gate.EnterCandidate(o.Repo, policy)
 	if err != nil {
 		return nil, v, err
 	}
@@ -62,23 +54,22 @@ func signReference(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card,
 	sess := run.NewSession()
 	defer sess.Close()
 
-	prog := newStepProgress(env) // nil unless stderr is a terminal
 	var check sign.ReferenceCheck
 	var runs []card.Run
 	for i, role := range []card.Role{card.RolePass, card.RoleInvariant} {
 		step := "reference " + string(role)
-		if prog != nil {
-			prog.starting(step)
+		if o.Progress != nil {
+			o.Progress.Starting(step)
 		}
 		if i > 0 {
-			if err := wt.Reset(ctx, base); err != nil {
+			if err := wt.Reset(ctx, o.Base); err != nil {
 				return nil, v, err
 			}
 		}
 		if _, err := wt.GitInput(ctx, diff, "apply", "--whitespace=nowarn", "-"); err != nil {
 			var ge *gitx.Error
 			if errors.As(err, &ge) {
-				fmt.Fprintf(env.Stdout, "reference: does not apply: %s\n", ge.Reason())
+				fmt.Fprintf(o.Out, "reference: does not apply: %s\n", ge.Reason())
 				check.Refused = "does not apply to the base: " + ge.Reason()
 				return nil, sign.Reference(v, check, c.Pass.ExpectExit, c.Invariant.ExpectExit), nil
 			}
@@ -87,25 +78,24 @@ func signReference(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card,
 		cmd := c.Command(role)
 		log := filepath.Join(logDir, fmt.Sprintf("reference-%s.log", role))
 		res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
-			Env: side.Env(signEnv(env.Getenv, cmd)), Timeout: cmd.Timeout, Sandbox: side.Policy, Session: sess, Log: log})
+			Env: side.Env(o.Env(cmd)), Timeout: cmd.Timeout, Sandbox: side.Policy, Session: sess, Log: log})
 		if err != nil {
 			return nil, v, err
 		}
 		if ctx.Err() != nil {
-			return nil, v, Errorf("interrupted while running the %s command with the reference fix; the card was left unchanged", role)
+			return nil, v, errorf("interrupted while running the %s command with the reference fix; the card was left unchanged", role)
 		}
-		if prog != nil {
-			prog.ended(step, fmt.Sprintf("%s: %s", step, res))
+		if o.Progress != nil {
+			o.Progress.Ended(step, fmt.Sprintf("%s: %s", step, res))
 		}
 		cause := gate.EnvironmentOf(cmd, res, log)
-		fmt.Fprintf(env.Stdout, "reference %s: %s in %s (expect %d)%s\n", role, res, signMS(res.Duration), cmd.ExpectExit, signCause(cause))
-		o := sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause}
+		fmt.Fprintf(o.Out, "reference %s: %s in %s (expect %d)%s\n", role, res, ms(res.Duration), cmd.ExpectExit, causeNote(cause))
 		if role == card.RolePass {
-			check.Pass = o
+			check.Pass = outcome(res, cause)
 		} else {
-			check.Invariant = o
+			check.Invariant = outcome(res, cause)
 		}
-		runs = append(runs, card.Run{Role: string(role), Exit: signExit(res), DurationMS: res.Duration.Milliseconds()})
+		runs = append(runs, evidence(role, res))
 	}
 	return runs, sign.Reference(v, check, c.Pass.ExpectExit, c.Invariant.ExpectExit), nil
 }

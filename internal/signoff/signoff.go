@@ -1,0 +1,335 @@
+// Package signoff owns a card's sign-off: the decision table run on the
+// card's base (the fail runs, the invariant, the held-out tests, a
+// reference fix), each on a fresh checkout in a disposable worktree, the
+// signoff block it produces, and the trust roots a gate checks a signed
+// card against.
+package signoff
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/heldout"
+	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/sign"
+	"github.com/failpass/failpass/internal/version"
+	"github.com/failpass/failpass/internal/worktree"
+)
+
+// Options is one sign-off of a card on its base.
+type Options struct {
+	Repo     *gitx.Repo
+	Card     *card.Card
+	CardPath string // the card's path, for the reference's static rules
+	Base     string // the commit the table runs on (see Base)
+	Repeat   int    // how many times the fail command runs; all must agree
+
+	// Sandbox says whether the card's commands are contained. Contained
+	// base runs fill the card's build cache, keyed as the gate keys it
+	// (so the first gate after signing is warm), holding its lock; the
+	// reference's runs see it read-only, as a candidate's do.
+	Sandbox gate.SandboxMode
+	// Env is what a card command sees (gate.DefaultEnv): it also keys the
+	// build cache.
+	Env func(card.Command) []string
+
+	// HeldOut, when set, adds the held-out row: the card's held-out
+	// command, run on the base with the folder copied in, must fail.
+	HeldOut *heldout.Folder
+	// Reference, when set, adds the reference row: the fix must pass the
+	// card's static rules and make pass and invariant exit as expected.
+	Reference []byte
+
+	// Out gets one line per run and per refused row (failpass prints it
+	// on stdout); Notes gets where the command logs are (stderr).
+	Out, Notes io.Writer
+	// Progress hears of each run as it starts and ends; nil hears
+	// nothing.
+	Progress Progress
+}
+
+// Progress hears of the runs of a sign-off as they happen.
+type Progress interface {
+	Starting(step string)
+	Ended(step, line string)
+}
+
+// Result is the decision table's outcome: the runs as signoff evidence
+// (the fail runs in order, the invariant, the held-out run, the
+// reference's pass and invariant runs; a row that did not run has none)
+// and the verdict.
+type Result struct {
+	Runs    []card.Run
+	Verdict sign.Verdict
+	// Reference is the reference fix's digest (ReferenceDigest), "" when
+	// none was given.
+	Reference string
+}
+
+// Signoff is the card's signoff block for a table that said sign, made
+// at the time at.
+func (r *Result) Signoff(at time.Time) *card.Signoff {
+	return &card.Signoff{
+		At:        at.UTC().Format(time.RFC3339),
+		Tool:      version.String(),
+		Decision:  string(r.Verdict.Decision),
+		Runs:      r.Runs,
+		Reference: r.Reference,
+	}
+}
+
+// Error is a sign-off that cannot go on for a reason the user can act
+// on: a base that is not a commit, an interrupt, held-out files that do
+// not fit the tree. The card is left unchanged.
+type Error struct {
+	Msg  string
+	Hint []string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Hints are the lines that say how to fix it.
+func (e *Error) Hints() []string { return e.Hint }
+
+func errorf(format string, args ...any) *Error {
+	return &Error{Msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) hint(format string, args ...any) *Error {
+	e.Hint = append(e.Hint, fmt.Sprintf(format, args...))
+	return e
+}
+
+// Base is the commit the table runs on: base_sha when the card pins one,
+// else base_ref resolved once (a first signing writes it as base_sha).
+func Base(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
+	ref := c.BaseSHA
+	if ref == "" {
+		ref = c.BaseRef
+	}
+	out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	if err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			if c.BaseSHA != "" {
+				return "", errorf("base_sha %s is not a commit in %s", c.BaseSHA, repo.Dir).
+					hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
+			}
+			return "", errorf("base_ref %q does not name a commit in %s", c.BaseRef, repo.Dir).
+				hint("fetch the branch, or set base_ref to a branch, tag or commit that exists")
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Run runs the decision table: the fail command Repeat times and the
+// invariant once, then the held-out row and the reference row, each only
+// when every earlier row let the card through.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	var policy *sandbox.Policy
+	if o.Sandbox == gate.SandboxOn {
+		policy = &sandbox.Policy{CacheDir: gate.BuildCacheDir(o.Repo, o.Card, o.Base, o.Env)}
+	}
+	runs, v, err := baseRows(ctx, o, policy)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Runs: runs, Verdict: v}
+	if o.Reference != nil {
+		refRuns, v, err := referenceRow(ctx, o, policy, r.Verdict)
+		if err != nil {
+			return nil, err
+		}
+		r.Runs, r.Verdict = append(r.Runs, refRuns...), v
+		r.Reference = ReferenceDigest(o.Reference)
+	}
+	return r, nil
+}
+
+// baseRows runs the fail command n times and the invariant once, each on
+// a fresh checkout of the base in one disposable worktree, then the
+// held-out command, prints every run, and applies the decision table.
+func baseRows(ctx context.Context, o Options, policy *sandbox.Policy) ([]card.Run, sign.Verdict, error) {
+	c, n := o.Card, o.Repeat
+	wt, err := worktree.Add(ctx, o.Repo, o.Base)
+	if err != nil {
+		return nil, sign.Verdict{}, err
+	}
+	defer wt.Remove(ctx)
+	logDir, err := logDir(o.Repo)
+	if err != nil {
+		return nil, sign.Verdict{}, err
+	}
+	fmt.Fprintf(o.Notes, "logs: %s\n", logDir)
+	if policy != nil {
+		// Writers of the build cache hold its lock (see sandbox.LockCache).
+		unlock, err := sandbox.LockCache(policy.CacheDir)
+		if err != nil {
+			return nil, sign.Verdict{}, err
+		}
+		defer unlock()
+	}
+	sess := run.NewSession() // every run of the table shares one sandbox helper
+	defer sess.Close()
+
+	logOf := func(role card.Role, i int) string {
+		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", role, i+1))
+	}
+	one := func(role card.Role, i int) (run.Result, error) {
+		step := fmt.Sprintf("%s run %d", role, i+1)
+		if role == card.RoleFail {
+			step = fmt.Sprintf("fail run %d/%d", i+1, n)
+		}
+		if o.Progress != nil {
+			o.Progress.Starting(step)
+		}
+		if i > 0 || role == card.RoleInvariant {
+			// Every run starts from the clean base: a run that leaves a
+			// cache or a marker file behind must not steer the next.
+			if err := wt.Reset(ctx, o.Base); err != nil {
+				return run.Result{}, err
+			}
+		}
+		cmd := c.Command(role)
+		res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
+			Env: o.Env(cmd), Timeout: cmd.Timeout, Log: logOf(role, i), Sandbox: policy, Session: sess})
+		if err != nil {
+			return res, err
+		}
+		if ctx.Err() != nil {
+			return res, errorf("interrupted while running the %s command; the card was left unchanged", role)
+		}
+		if o.Progress != nil {
+			o.Progress.Ended(step, fmt.Sprintf("%s: %s", step, res))
+		}
+		return res, nil
+	}
+	var fails []sign.Outcome
+	var runs []card.Run
+	for i := 0; i < n; i++ {
+		res, err := one(card.RoleFail, i)
+		if err != nil {
+			return nil, sign.Verdict{}, err
+		}
+		cause := gate.EnvironmentOf(c.Fail, res, logOf(card.RoleFail, i))
+		fmt.Fprintf(o.Out, "fail run %d/%d: %s in %s (expect %d)%s\n", i+1, n, res, ms(res.Duration), c.Fail.ExpectExit, causeNote(cause))
+		fails = append(fails, outcome(res, cause))
+		runs = append(runs, evidence(card.RoleFail, res))
+	}
+	res, err := one(card.RoleInvariant, 0)
+	if err != nil {
+		return nil, sign.Verdict{}, err
+	}
+	cause := gate.EnvironmentOf(c.Invariant, res, logOf(card.RoleInvariant, 0))
+	fmt.Fprintf(o.Out, "invariant: %s in %s (expect %d)%s\n", res, ms(res.Duration), c.Invariant.ExpectExit, causeNote(cause))
+	runs = append(runs, evidence(card.RoleInvariant, res))
+	v := sign.Decide(fails, c.Fail.ExpectExit, outcome(res, cause), c.Invariant.ExpectExit)
+	if o.HeldOut == nil || v.Decision != sign.DecisionSign {
+		// The held-out row comes last: an earlier row decides alone.
+		return runs, v, nil
+	}
+	res, cause, err = heldOutRun(ctx, o, wt, logDir, policy, sess)
+	if err != nil {
+		return nil, sign.Verdict{}, err
+	}
+	runs = append(runs, evidence(card.RoleHeldOut, res))
+	return runs, sign.DecideHeldOut(v, outcome(res, cause), c.HeldOut.ExpectExit), nil
+}
+
+// heldOutRun runs the held-out command on a clean base with the held-out
+// files copied in, as the gate runs it on the patched tree.
+func heldOutRun(ctx context.Context, o Options, wt *worktree.Worktree, logDir string, policy *sandbox.Policy, sess *run.Session) (run.Result, string, error) {
+	h := o.Card.HeldOut
+	if err := wt.Reset(ctx, o.Base); err != nil {
+		return run.Result{}, "", err
+	}
+	copied, err := o.HeldOut.CopyInto(wt.Dir, h.Dest)
+	if err != nil {
+		return run.Result{}, "", errorf("cannot copy the held-out tests into the base: %v", err).
+			hint("held_out.dest names a folder of the tree (or one to create), with no symlink on its way")
+	}
+	paths, err := heldout.RelPaths(h.Workdir, copied)
+	if err != nil {
+		return run.Result{}, "", err
+	}
+	cmd := h.Command(paths)
+	log := filepath.Join(logDir, "held-out-1.log")
+	res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
+		Env: o.Env(cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy, Session: sess})
+	if err != nil {
+		return res, "", err
+	}
+	if ctx.Err() != nil {
+		return res, "", errorf("interrupted while running the held-out command; the card was left unchanged")
+	}
+	// Held-out tests that cannot even start on the base (a missing
+	// module, a build failure) would "fail there" without testing the bug.
+	cause := gate.EnvironmentOf(cmd, res, log)
+	fmt.Fprintf(o.Out, "held-out: %s in %s (%d file(s); must not exit %d on the base)%s\n", res, ms(res.Duration), len(copied), h.ExpectExit, causeNote(cause))
+	return res, cause, nil
+}
+
+// outcome is a run as the decision table sees it: a run that failed for
+// its environment proves nothing.
+func outcome(res run.Result, cause string) sign.Outcome {
+	return sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause}
+}
+
+// evidence is a run as the signoff records it.
+func evidence(role card.Role, res run.Result) card.Run {
+	return card.Run{Role: string(role), Exit: exitCode(res), DurationMS: res.Duration.Milliseconds()}
+}
+
+// causeNote is what a run line adds when the run failed for its
+// environment.
+func causeNote(cause string) string {
+	if cause == "" {
+		return ""
+	}
+	return ": failed for its environment, not at a test"
+}
+
+// exitCode is the exit code as the signoff records it (0..255). Only
+// conclusive runs reach a signoff, so the clamp never hides anything.
+func exitCode(r run.Result) int {
+	if r.Exit < 0 || r.Exit > 255 {
+		return 255
+	}
+	return r.Exit
+}
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
+
+// logDir makes a fresh folder for this signing's command logs under
+// <git common dir>/failpass/logs.
+func logDir(repo *gitx.Repo) (string, error) {
+	var b [4]byte
+	rand.Read(b[:])
+	dir := repo.StateDir("logs", "sign-"+time.Now().UTC().Format("20060102T150405Z")+"-"+hex.EncodeToString(b[:]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("log folder: %w", err)
+	}
+	return dir, nil
+}
+
+// ReferenceDigest is how signoff.reference names a reference fix: the
+// SHA-256 of its bytes as given, like a gate's diff_digest.
+func ReferenceDigest(diff []byte) string {
+	sum := sha256.Sum256(diff)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
