@@ -519,10 +519,14 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 
 // launch is how every helper on this machine starts: the program, its
 // arguments and its namespaces. ExtraFiles are the caller's to fill.
-func (c *caps) launch() *Launch {
+func (c *caps) launch() *Launch { return c.launchIn(nsFlags) }
+
+// launchIn is a helper's start in the namespaces flags asks for (and a
+// user namespace when not root), where this machine has them.
+func (c *caps) launchIn(flags uintptr) *Launch {
 	l := &Launch{Path: "/proc/self/exe", Args: []string{helperArgv0, HelperArg, configFromFD}, Env: []string{}}
 	if c.namespaces {
-		l.Cloneflags = nsFlags
+		l.Cloneflags = flags
 		if c.userns {
 			var a syscall.SysProcAttr
 			addUserNS(&a)

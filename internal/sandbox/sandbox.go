@@ -126,6 +126,13 @@ func reportFor(have map[Feature]bool, why map[Feature]string, landlockABI int) R
 			r.Missing = append(r.Missing, string(l))
 		}
 	}
+	r.addFeatures(have, why)
+	return r
+}
+
+// addFeatures lists the working features of have in r, and why each one
+// that is not is missing, where why says.
+func (r *Report) addFeatures(have map[Feature]bool, why map[Feature]string) {
 	for _, f := range allFeatures {
 		if have[f] {
 			r.Features = append(r.Features, string(f))
@@ -136,7 +143,6 @@ func reportFor(have map[Feature]bool, why map[Feature]string, landlockABI int) R
 			r.Why[string(f)] = why[f]
 		}
 	}
-	return r
 }
 
 var allFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp,

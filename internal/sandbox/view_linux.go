@@ -75,16 +75,7 @@ func (c *caps) viewReport() (Report, error) {
 	} else {
 		r.Missing = append(r.Missing, string(Processes))
 	}
-	for _, f := range allFeatures {
-		if have[f] {
-			r.Features = append(r.Features, string(f))
-		} else if why[f] != "" {
-			if r.Why == nil {
-				r.Why = map[string]string{}
-			}
-			r.Why[string(f)] = why[f]
-		}
-	}
+	r.addFeatures(have, why)
 	if !c.namespaces && !c.landlock {
 		return r, fmt.Errorf("no private view of the file system: %s; %s", why[FeatMountNS], why[FeatLandlock])
 	}
@@ -147,19 +138,7 @@ func withoutVar(env []string, name string) []string {
 
 // launchView is how a view's helper starts: in a mount and PID namespace
 // (and a user namespace when not root) where this machine has them.
-func (c *caps) launchView() *Launch {
-	l := &Launch{Path: "/proc/self/exe", Args: []string{helperArgv0, HelperArg, configFromFD}, Env: []string{}}
-	if c.namespaces {
-		l.Cloneflags = viewFlags
-		if c.userns {
-			var a syscall.SysProcAttr
-			addUserNS(&a)
-			l.Cloneflags |= a.Cloneflags
-			l.UidMappings, l.GidMappings = a.UidMappings, a.GidMappings
-		}
-	}
-	return l
-}
+func (c *caps) launchView() *Launch { return c.launchIn(viewFlags) }
 
 // viewHelperConfig is the helper's configuration for c in pr's view.
 func (pr *Prepared) viewHelperConfig(c Command) helperConfig {
