@@ -303,9 +303,10 @@ type envCall struct {
 
 // ranBase is what the gate that ran a base side itself keeps of it for
 // its own patched side: the worktree, already a checkout of the base,
-// and the sandbox session, already started.
+// the base side's sandbox policy, and the session, already started.
 type ranBase struct {
 	wt      *worktree.Worktree
+	policy  *sandbox.Policy
 	session *run.Session
 }
 
@@ -396,13 +397,12 @@ func (b *Batch) dynamic(ctx context.Context, g *gateRun, baseKey Key) error {
 		// also rewrites the worktree's .git file, which a command could
 		// have pointed at the user's checkout; every git call from here
 		// on names the git directory explicitly.
-		g.wt, g.session = ran.wt, ran.session
+		g.wt, g.policy, g.session = ran.wt, ran.policy, ran.session
 		defer b.release(g, g.wt)
 		defer g.session.Close()
 		if err := g.wt.Reset(ctx, g.base); err != nil {
 			return err
 		}
-		g.policy = g.basePolicy()
 	} else {
 		if g.policy = g.basePolicy(); g.policy != nil {
 			g.session = run.NewSession() // the pass and invariant runs share one helper
@@ -529,17 +529,17 @@ func (b *Batch) computeBase(ctx context.Context, g *gateRun, key Key) (*baseResu
 	}
 	bg := &gateRun{o: g.o, v: &Verdict{}, base: g.base, batch: b, probed: true}
 	ran := &ranBase{session: run.NewSession()}
-	if bg.policy = bg.basePolicy(); bg.policy != nil {
+	if ran.policy = bg.basePolicy(); ran.policy != nil {
 		// The probe and the helper need nothing from the worktree, so
 		// they start while git checks it out.
-		go ran.session.Start(bg.policy)
+		go ran.session.Start(ran.policy)
 	}
 	var err error
 	if ran.wt, err = b.pool.Get(ctx, g.base); err != nil {
 		ran.session.Close()
 		return nil, nil, err
 	}
-	bg.wt, bg.session = ran.wt, ran.session
+	bg.wt, bg.policy, bg.session = ran.wt, ran.policy, ran.session
 	g.sandboxReport() // commands run from here on: the verdict says how
 	if bg.o.LogDir, err = b.logDir("base"); err == nil {
 		if b.lone {
