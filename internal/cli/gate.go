@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -203,21 +202,17 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if err := needSigners(f, c, f.card, trust); err != nil {
 		return err
 	}
-	names := f.diffs
-	var diffs [][]byte
+	// Not a batch: one candidate, the commits' change or one --diff.
+	name := f.commits
+	var d []byte
 	if f.commits != "" {
-		d, err := commitsDiff(ctx, repo, f.commits)
-		if err != nil {
-			return err
-		}
-		diffs, names = [][]byte{d}, []string{f.commits}
+		d, err = commitsDiff(ctx, repo, f.commits)
 	} else {
-		diffs = make([][]byte, len(f.diffs))
-		for i, d := range f.diffs {
-			if diffs[i], err = readDiff(env, d); err != nil {
-				return err
-			}
-		}
+		name = f.diffs[0]
+		d, err = readDiff(env, name)
+	}
+	if err != nil {
+		return err
 	}
 	held, err := gateHeldOut(env, f, []heldOutCard{{c, f.card}})
 	if err != nil {
@@ -237,55 +232,41 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	mode := gateSandbox(env, f.sandbox == "off")
-	failed := 0
-	for i, d := range diffs {
-		logDir := f.logDir
-		if logDir != "" && len(diffs) > 1 {
-			logDir = filepath.Join(logDir, fmt.Sprintf("%03d", i+1))
+	o := gate.Options{
+		Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: name, Base: base, CardDigest: digest,
+		Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: gateSandbox(env, f.sandbox == "off"),
+		HeldOut: held, SkipHeldOut: f.skipHeldOut,
+		Repeat: f.repeat, LogDir: f.logDir, KeepWorktree: f.keepWorktree,
+		Env: gate.DefaultEnv(env.Getenv),
+	}
+	if !f.json {
+		if st := newStepProgress(env); st != nil {
+			o.Starting, o.Progress = st.starting, st.finished
 		}
-		o := gate.Options{
-			Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: names[i], Base: base, CardDigest: digest,
-			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: mode,
-			HeldOut: held, SkipHeldOut: f.skipHeldOut,
-			Repeat: f.repeat, LogDir: logDir, KeepWorktree: f.keepWorktree,
-			Env: gate.DefaultEnv(env.Getenv),
-		}
-		if !f.json {
-			if st := newStepProgress(env); st != nil {
-				o.Starting, o.Progress = st.starting, st.finished
-			}
-		}
-		v, err := gate.Run(ctx, o)
-		if err != nil {
+	}
+	v, err := gate.Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	if _, fetch, ok := strings.Cut(v.Reason, "fetch it: "); ok && v.Failed() == gate.RuleCardBase {
+		fmt.Fprintf(env.Stderr, "hint: the card's base is not in this repository; fetch it, then gate again: %s\n", Sanitize(fetch))
+	}
+	if f.record != "" {
+		if err := gateRecord(ctx, env, repo, c, d, v, f.record, f.recordKey); err != nil {
 			return err
 		}
-		if _, fetch, ok := strings.Cut(v.Reason, "fetch it: "); ok && v.Failed() == gate.RuleCardBase {
-			fmt.Fprintf(env.Stderr, "hint: the card's base is not in this repository; fetch it, then gate again: %s\n", Sanitize(fetch))
+	}
+	if f.json {
+		if err := report.JSON(env.Stdout, v); err != nil {
+			return err
 		}
-		if v.Verdict != gate.Pass {
-			failed++
-		}
-		if f.record != "" {
-			if err := gateRecord(ctx, env, repo, c, d, v, f.record, f.recordKey); err != nil {
-				return err
-			}
-		}
-		if f.json {
-			if err := report.JSON(env.Stdout, v); err != nil {
-				return err
-			}
-			continue
-		}
-		if len(diffs) > 1 {
-			fmt.Fprintf(env.Stdout, "== %s\n", names[i])
-		}
+	} else {
 		report.Text(env.Stdout, v)
 		if v.LogDir != "" {
 			fmt.Fprintf(env.Stdout, "logs: %s\n", v.LogDir)
 		}
 	}
-	if failed > 0 {
+	if v.Verdict != gate.Pass {
 		return Exit(ExitFail)
 	}
 	return nil
@@ -473,137 +454,73 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
 	}
 	mode := gateSandbox(env, f.sandbox == "off")
-	// Per card: its resolved base and digest, computed once.
-	type cardSetup struct {
-		base   string
-		digest string
-	}
-	setups := map[*card.Card]*cardSetup{}
 	for _, c := range cands {
-		if c.err != nil || setups[c.card] != nil {
-			continue
+		if c.err == nil {
+			if err := needSigners(f, c.card, c.cardPath, trust); err != nil {
+				return err
+			}
 		}
-		if err := needSigners(f, c.card, c.cardPath, trust); err != nil {
-			return err
-		}
-		s := &cardSetup{}
-		if out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", gate.BaseRev(c.card)+"^{commit}"); err == nil {
-			s.base = strings.TrimSpace(string(out))
-		}
-		if s.digest, err = c.card.Digest(); err != nil {
-			return err
-		}
-		setups[c.card] = s
 	}
 	var cache *gate.Cache
 	if !f.noCache {
 		cache = gate.OpenCache(repo)
 	}
-	jobs := min(f.jobs, max(len(cands), 1))
-	b := gate.NewBatch(gate.BatchConfig{Repo: repo, Cache: cache, Jobs: jobs, LogDir: f.logDir})
+	b := gate.NewBatch(gate.BatchConfig{Repo: repo, Cache: cache, Jobs: f.jobs, LogDir: f.logDir})
 	defer b.Close(context.WithoutCancel(ctx))
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type done struct {
-		i   int
-		v   *gate.Verdict
-		err error
-	}
-	next := make(chan int)
-	results := make(chan done)
-	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				c := cands[i]
-				s := setups[c.card]
-				v, err := b.Gate(ctx, gate.Options{
-					Repo: repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name, Base: s.base, CardDigest: s.digest,
-					Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: mode,
-					HeldOut: held, SkipHeldOut: f.skipHeldOut,
-					Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
-				})
-				results <- done{i, v, err}
-			}
-		}()
-	}
-	var runnable []int
+	var runnable []int // the index in cands of each option value
+	var opts []gate.Options
 	for i, c := range cands {
-		if c.err == nil {
-			runnable = append(runnable, i)
+		if c.err != nil {
+			continue
 		}
+		runnable = append(runnable, i)
+		opts = append(opts, gate.Options{
+			Repo: repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name,
+			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: mode,
+			HeldOut: held, SkipHeldOut: f.skipHeldOut,
+			Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
+		})
 	}
-	go func() {
-		defer close(next)
-		for _, i := range runnable {
-			select {
-			case next <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() {
-		wg.Wait()
-		close(results)
-	}()
-
-	prog := newProgress(env, len(cands))
 	verdicts := make([]*gate.Verdict, len(cands))
 	var sum report.Summary
-	var firstErr error
+	emit := func(v *gate.Verdict) error {
+		if f.json {
+			return report.JSON(env.Stdout, v)
+		}
+		_, err := fmt.Fprintln(env.Stdout, report.BatchLine(v))
+		return err
+	}
 	// Candidates that cannot be gated are answered first, before any
 	// command runs.
 	for i, c := range cands {
 		if c.err == nil {
 			continue
 		}
-		v := errorVerdict(c)
-		verdicts[i] = v
-		sum.Add(v)
-		if f.json {
-			if err := report.JSON(env.Stdout, v); err != nil {
-				return err
-			}
-		} else {
-			fmt.Fprintln(env.Stdout, report.BatchLine(v))
+		verdicts[i] = errorVerdict(c)
+		sum.Add(verdicts[i])
+		if err := emit(verdicts[i]); err != nil && f.json {
+			return err
 		}
 	}
-	// Every worker ends (the context cancels what runs) before the batch
-	// removes its worktrees.
-	for r := range results {
-		if r.err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("%s: %w", cands[r.i].where, r.err)
-				cancel()
-			}
-			continue
-		}
-		if firstErr != nil {
-			continue
-		}
-		verdicts[r.i] = r.v
-		sum.Add(r.v)
+	prog := newProgress(env, len(cands))
+	err = b.Run(ctx, opts, func(j int, v *gate.Verdict) error {
+		verdicts[runnable[j]] = v
+		sum.Add(v)
 		prog.clear()
-		if f.json {
-			if err := report.JSON(env.Stdout, r.v); err != nil && firstErr == nil {
-				firstErr = err
-				cancel()
-			}
-		} else {
-			fmt.Fprintln(env.Stdout, report.BatchLine(r.v))
+		if err := emit(v); err != nil && f.json {
+			return err
 		}
 		prog.update(sum)
-	}
-	if firstErr == nil && ctx.Err() != nil {
-		firstErr = ctx.Err()
+		return nil
+	})
+	var ce *gate.CandidateError
+	if errors.As(err, &ce) {
+		err = fmt.Errorf("%s: %w", cands[runnable[ce.Index]].where, ce.Err)
 	}
 	prog.finish()
-	if firstErr != nil {
-		return firstErr
+	if err != nil {
+		return err
 	}
 	if f.junit != "" {
 		if err := writeJUnit(f.junit, verdicts); err != nil {

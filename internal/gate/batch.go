@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/run"
@@ -22,12 +23,22 @@ import (
 // would repeat: the base side (fail and invariant on the unchanged base)
 // runs once per card, base and environment; patched sides run in pooled
 // worktrees reset between candidates; results are kept in a
-// content-addressed Cache. Gate is safe for concurrent use, and its
-// verdicts equal Run's except for timings, log paths and the cached flags.
+// content-addressed Cache. Run schedules a list of candidates; Gate is
+// safe for concurrent use. Verdicts equal a lone gate's except for
+// timings, log paths and the cached flags.
+//
+// A single gate (the package's Run) is a batch of one, so the two share
+// every rule and guard: it differs only in what a lone candidate has to
+// itself (its log folder, --keep-worktree, live step progress, a sandbox
+// probed only once a command runs) and in never touching the verdict
+// cache.
 type Batch struct {
 	repo  *gitx.Repo
 	cache *Cache
 	pool  *Pool
+	jobs  int
+	// lone marks Run's batch of one (see newBatch).
+	lone bool
 
 	logRoot string
 	logOnce sync.Once
@@ -37,9 +48,10 @@ type Batch struct {
 	probeOnce sync.Once
 	probe     sandbox.Report
 
-	mu    sync.Mutex
-	bases map[string]*baseCall
-	envs  map[string]*envCall
+	mu     sync.Mutex
+	bases  map[string]*baseCall
+	envs   map[string]*envCall
+	setups map[*card.Card]*cardSetup
 }
 
 // BatchConfig sets up a Batch.
@@ -48,7 +60,8 @@ type BatchConfig struct {
 	// Cache keeps base results and verdicts across runs; nil (--no-cache)
 	// computes everything and stores nothing.
 	Cache *Cache
-	// Jobs bounds the worktree pool: one worktree per concurrent Gate.
+	// Jobs bounds the candidates gated at a time (Run) and the worktree
+	// pool: one worktree per concurrent Gate. Below 1 means 1.
 	Jobs int
 	// LogDir is the root of every command log of the batch; "" makes a
 	// fresh folder under the repository's state the first time a command
@@ -57,21 +70,122 @@ type BatchConfig struct {
 }
 
 // NewBatch makes a Batch. Callers `defer b.Close(ctx)`.
-func NewBatch(cfg BatchConfig) *Batch {
+func NewBatch(cfg BatchConfig) *Batch { return newBatch(cfg, false) }
+
+// newBatch makes a Batch; lone makes the batch of one a single gate is
+// (Run): its one log folder is cfg.LogDir itself, not a root of
+// per-side folders, and the candidate's LogDir, KeepWorktree and
+// progress callbacks are honoured.
+func newBatch(cfg BatchConfig, lone bool) *Batch {
+	jobs := max(cfg.Jobs, 1)
 	return &Batch{
-		repo: cfg.Repo, cache: cfg.Cache, pool: NewPool(cfg.Repo, cfg.Jobs),
-		logRoot: cfg.LogDir,
-		bases:   map[string]*baseCall{}, envs: map[string]*envCall{},
+		repo: cfg.Repo, cache: cfg.Cache, pool: NewPool(cfg.Repo, jobs), jobs: jobs,
+		lone: lone, logRoot: cfg.LogDir,
+		bases: map[string]*baseCall{}, envs: map[string]*envCall{}, setups: map[*card.Card]*cardSetup{},
 	}
+}
+
+// Run checks one candidate. An error means trouble (exit 2): the verdict
+// is for broken rules.
+//
+// It is a batch of one: the same rules, worktree handling and guards as
+// a Batch's candidates, with the candidate's own log folder (o.LogDir,
+// or a fresh one once a command runs) and worktree (o.KeepWorktree
+// leaves it for inspection). It neither reads nor writes the verdict
+// cache: a single candidate is always gated afresh.
+func Run(ctx context.Context, o Options) (*Verdict, error) {
+	b := newBatch(BatchConfig{Repo: o.Repo, Jobs: 1, LogDir: o.LogDir}, true)
+	defer b.Close(context.WithoutCancel(ctx))
+	return b.Gate(ctx, o)
 }
 
 // Gate checks one candidate as Run does, sharing the base side, the
 // worktree pool and the cache with the batch's other candidates.
-// o.LogDir is ignored: logs go under the batch's log folder.
+// o.LogDir and o.KeepWorktree are ignored: logs go under the batch's log
+// folder, and worktrees go back to the pool.
 func (b *Batch) Gate(ctx context.Context, o Options) (*Verdict, error) {
-	o.LogDir = ""
-	o.KeepWorktree = false
+	if !b.lone {
+		o.LogDir = ""
+		o.KeepWorktree = false
+		var err error
+		if o.Base, o.CardDigest, err = b.cardSetup(ctx, o); err != nil {
+			return nil, err
+		}
+	}
 	return runGate(ctx, o, b)
+}
+
+// CandidateError is trouble gating one candidate of Batch.Run: Index is
+// its position in the list given.
+type CandidateError struct {
+	Index int
+	Err   error
+}
+
+func (e *CandidateError) Error() string { return fmt.Sprintf("candidate %d: %v", e.Index, e.Err) }
+
+func (e *CandidateError) Unwrap() error { return e.Err }
+
+// Run gates cands, at most Jobs at a time, and hands each verdict to done
+// as it finishes (completion order, not list order); calls to done never
+// overlap, so done may print. The first trouble, gating a candidate (a
+// *CandidateError) or returned by done, cancels the candidates still to
+// run or running, and Run returns it once every gate has ended; a
+// cancelled ctx is returned as ctx.Err(). done is not called after
+// trouble. Close the batch afterwards as always.
+func (b *Batch) Run(ctx context.Context, cands []Options, done func(i int, v *Verdict) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		i   int
+		v   *Verdict
+		err error
+	}
+	next := make(chan int)
+	results := make(chan result)
+	var wg sync.WaitGroup
+	for range min(b.jobs, len(cands)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				v, err := b.Gate(ctx, cands[i])
+				results <- result{i, v, err}
+			}
+		}()
+	}
+	go func() {
+		defer close(next)
+		for i := range cands {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	var first error
+	for r := range results {
+		switch {
+		case first != nil:
+			continue // drained: every worker ends before Run returns
+		case r.err != nil:
+			first = &CandidateError{Index: r.i, Err: r.err}
+		default:
+			first = done(r.i, r.v)
+		}
+		if first != nil {
+			cancel()
+		}
+	}
+	if first == nil {
+		first = ctx.Err() // the caller's cancellation: Run cancels only on trouble
+	}
+	return first
 }
 
 // Close removes the pooled worktrees and prunes the cache to its bounds.
@@ -83,6 +197,48 @@ func (b *Batch) Close(ctx context.Context) error {
 	return err
 }
 
+// cardSetup is what every candidate of one card shares before any rule:
+// the base commit its card pins, resolved once ("" when it is not a
+// commit here, which the candidate's card.base rule then says), and the
+// card's digest.
+type cardSetup struct {
+	done   chan struct{}
+	base   string
+	digest string
+	err    error
+}
+
+// cardSetup returns o's base and card digest, resolved once per card of
+// the batch, unless o carries them already.
+func (b *Batch) cardSetup(ctx context.Context, o Options) (string, string, error) {
+	if o.Base != "" && o.CardDigest != "" {
+		return o.Base, o.CardDigest, nil
+	}
+	b.mu.Lock()
+	s, ok := b.setups[o.Card]
+	if !ok {
+		s = &cardSetup{done: make(chan struct{})}
+		b.setups[o.Card] = s
+	}
+	b.mu.Unlock()
+	if !ok {
+		if out, err := b.repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", BaseRev(o.Card)+"^{commit}"); err == nil {
+			s.base = strings.TrimSpace(string(out))
+		}
+		s.digest, s.err = o.Card.Digest()
+		close(s.done)
+	}
+	<-s.done
+	base, digest := o.Base, o.CardDigest
+	if base == "" {
+		base = s.base
+	}
+	if digest == "" {
+		digest = s.digest
+	}
+	return base, digest, s.err
+}
+
 func (b *Batch) sandboxReport(on bool) sandbox.Report {
 	if !on {
 		return sandbox.OffReport()
@@ -91,7 +247,9 @@ func (b *Batch) sandboxReport(on bool) sandbox.Report {
 	return b.probe
 }
 
-// logDir returns a fresh folder for one set of logs under the batch's root.
+// logDir returns a fresh folder for one set of logs under the batch's
+// root; in a batch of one, the root itself, which holds the base and
+// patched logs side by side.
 func (b *Batch) logDir(name string) (string, error) {
 	b.logOnce.Do(func() {
 		if b.logRoot == "" {
@@ -100,6 +258,9 @@ func (b *Batch) logDir(name string) (string, error) {
 	})
 	if b.logErr != nil {
 		return "", b.logErr
+	}
+	if b.lone {
+		return b.logRoot, nil
 	}
 	dir := filepath.Join(b.logRoot, fmt.Sprintf("%04d-%s", b.seq.Add(1), name))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -140,8 +301,23 @@ type envCall struct {
 	err  error
 }
 
-// dynamicRules is the batch form of the base and patched sides.
+// ranBase is what the gate that ran a base side itself keeps of it for
+// its own patched side: the worktree, already a checkout of the base,
+// the base side's sandbox policy, and the session, already started.
+type ranBase struct {
+	wt      *worktree.Worktree
+	policy  *sandbox.Policy
+	session *run.Session
+}
+
+// dynamicRules is the base and patched sides, through the cache when the
+// batch has one. A batch of one shares nothing, so it computes no key
+// and no environment fingerprint.
 func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
+	if b.lone {
+		return b.dynamic(ctx, g, Key{})
+	}
+	g.sandboxReport() // commands run from here on: the verdict says how
 	fp, err := b.envFingerprint(g)
 	if err != nil {
 		return err
@@ -170,7 +346,10 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 		}
 	}
 	mark := len(g.v.Steps)
-	err = b.dynamic(ctx, g, fp)
+	err = b.dynamic(ctx, g, Key{
+		Kind: "base", Tool: ToolID(), Base: g.base, CardDigest: g.v.CardDigest,
+		Sandbox: sandboxKey(g.v.Sandbox), Env: fp, Repeat: g.o.Repeat,
+	})
 	if err != nil && !errors.Is(err, errStop) {
 		return err
 	}
@@ -185,48 +364,84 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 	return err
 }
 
-func (b *Batch) dynamic(ctx context.Context, g *gateRun, fp string) error {
-	base, err := b.baseSide(ctx, g, fp)
+// dynamic runs g's base side (or takes the batch's) and then its patched
+// side in a clean checkout of the base.
+func (b *Batch) dynamic(ctx context.Context, g *gateRun, baseKey Key) error {
+	base, ran, err := b.baseSide(ctx, g, baseKey)
 	if err != nil {
 		return err
 	}
 	for _, s := range base.Steps {
-		g.add(s)
+		if ran != nil {
+			g.v.Steps = append(g.v.Steps, s) // heard live as they ran
+		} else {
+			g.add(s)
+		}
 	}
 	if base.Cached {
 		g.v.BaseCached = true
 	}
 	if base.Rule != "" {
+		if ran != nil {
+			ran.session.Close()
+			b.release(g, ran.wt)
+		}
 		g.inconclusive = g.inconclusive || base.Inconclusive
 		return g.broken(base.Rule, base.Reason)
 	}
-	wt, err := b.pool.Get(ctx, g.base)
-	if err != nil {
-		return err
-	}
-	defer b.pool.Put(wt)
-	g.wt = wt
-	if g.policy = g.basePolicy(); g.policy != nil {
-		g.session = run.NewSession() // the pass and invariant runs share one helper
+	if ran != nil {
+		// Only the signed base's commands ran here since the worktree was
+		// made or proven clean: a reset to the base is enough.
+		// Base commands may leave files behind; the patch must meet the
+		// exact base, or diff.actual would count their leftovers. Reset
+		// also rewrites the worktree's .git file, which a command could
+		// have pointed at the user's checkout; every git call from here
+		// on names the git directory explicitly.
+		g.wt, g.policy, g.session = ran.wt, ran.policy, ran.session
+		defer b.release(g, g.wt)
 		defer g.session.Close()
+		if err := g.wt.Reset(ctx, g.base); err != nil {
+			return err
+		}
+	} else {
+		if g.policy = g.basePolicy(); g.policy != nil {
+			g.session = run.NewSession() // the pass and invariant runs share one helper
+			defer g.session.Close()
+			go g.session.Start(g.policy) // while the pool resets a worktree
+		}
+		wt, err := b.pool.Get(ctx, g.base)
+		if err != nil {
+			return err
+		}
+		g.wt = wt
+		defer b.release(g, wt)
 	}
 	if g.o.LogDir, err = b.logDir("candidate"); err != nil {
 		return err
 	}
 	g.v.LogDir = g.o.LogDir
-	if err := unracy(ctx, wt, g.cs); err != nil {
+	if err := unracy(ctx, g.wt, g.cs); err != nil {
 		return err
 	}
 	return g.patchedRules(ctx)
 }
 
-// unracy guards diff.actual against racy git in a reused worktree. The
-// reset may have rewritten a file the diff changes within the same second
-// git apply then writes it (same size, same inode): git trusts an index
-// entry whose stat matches, and gitpatch.ActualIn reads a copy of the index
-// whose fresh mtime hides that the entry is racy, so the change would go
-// unseen. Backdating those files and refreshing their entries makes
-// whatever git apply writes differ from the index in mtime.
+// release gives g's worktree back to the pool, or keeps it for
+// inspection (--keep-worktree, a lone gate's only).
+func (b *Batch) release(g *gateRun, wt *worktree.Worktree) {
+	if g.o.KeepWorktree {
+		b.pool.Keep(wt)
+		return
+	}
+	b.pool.Put(wt)
+}
+
+// unracy guards diff.actual against racy git in a worktree the base side
+// or an earlier candidate used. The reset may have rewritten a file the
+// diff changes within the same second git apply then writes it (same
+// size, same inode): git trusts an index entry whose stat matches, so the
+// change could go unseen. Backdating those files and refreshing their
+// entries makes whatever git apply writes differ from the index in mtime.
 func unracy(ctx context.Context, wt *worktree.Worktree, cs *patch.ChangeSet) error {
 	old := time.Unix(1, 0)
 	n := 0
@@ -264,13 +479,14 @@ func (b *Batch) cacheable(g *gateRun) bool {
 	return b.cache != nil && g.v.Sandbox.Has(sandbox.Filesystem)
 }
 
-// baseSide returns the base results for g's card, base and environment,
-// computing them once per batch (and once per cache lifetime) however
-// many candidates ask at the same time.
-func (b *Batch) baseSide(ctx context.Context, g *gateRun, fp string) (*baseResult, error) {
-	key := Key{
-		Kind: "base", Tool: ToolID(), Base: g.base, CardDigest: g.v.CardDigest,
-		Sandbox: sandboxKey(g.v.Sandbox), Env: fp, Repeat: g.o.Repeat,
+// baseSide returns the base results for g's card, base and environment
+// (key), computing them once per batch (and once per cache lifetime)
+// however many candidates ask at the same time. The gate that runs them
+// itself also gets the worktree and session they ran in (ran), to use
+// for its own patched side; a batch of one always does.
+func (b *Batch) baseSide(ctx context.Context, g *gateRun, key Key) (*baseResult, *ranBase, error) {
+	if b.lone {
+		return b.computeBase(ctx, g, key)
 	}
 	id := key.ID()
 	b.mu.Lock()
@@ -283,12 +499,13 @@ func (b *Batch) baseSide(ctx context.Context, g *gateRun, fp string) (*baseResul
 	if ok {
 		select {
 		case <-c.done:
-			return c.res, c.err
+			return c.res, nil, c.err
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
-	c.res, c.err = b.computeBase(ctx, g, key)
+	var ran *ranBase
+	c.res, ran, c.err = b.computeBase(ctx, g, key)
 	if c.err != nil {
 		// Trouble is not a result: a later candidate may try again.
 		b.mu.Lock()
@@ -296,34 +513,44 @@ func (b *Batch) baseSide(ctx context.Context, g *gateRun, fp string) (*baseResul
 		b.mu.Unlock()
 	}
 	close(c.done)
-	return c.res, c.err
+	return c.res, ran, c.err
 }
 
-func (b *Batch) computeBase(ctx context.Context, g *gateRun, key Key) (*baseResult, error) {
+// computeBase runs base.fail and base.invariant in a worktree of the
+// pool, unless the cache has them. It reports the steps to g's Starting
+// and Progress as they run.
+func (b *Batch) computeBase(ctx context.Context, g *gateRun, key Key) (*baseResult, *ranBase, error) {
 	if b.cacheable(g) {
 		var r baseResult
 		if b.cache.Get(key, &r) && validBase(r) {
 			r.Cached = true
-			return &r, nil
+			return &r, nil, nil
 		}
 	}
-	wt, err := b.pool.Get(ctx, g.base)
-	if err != nil {
-		return nil, err
+	bg := &gateRun{o: g.o, v: &Verdict{}, base: g.base, batch: b, probed: true}
+	ran := &ranBase{session: run.NewSession()}
+	if ran.policy = bg.basePolicy(); ran.policy != nil {
+		// The probe and the helper need nothing from the worktree, so
+		// they start while git checks it out.
+		go ran.session.Start(ran.policy)
 	}
-	defer b.pool.Put(wt)
-	bg := &gateRun{o: g.o, v: &Verdict{}, base: g.base, wt: wt}
-	bg.o.Progress, bg.o.Starting = nil, nil
-	if bg.policy = bg.basePolicy(); bg.policy != nil {
-		bg.session = run.NewSession() // the base runs share one helper
-		defer bg.session.Close()
+	var err error
+	if ran.wt, err = b.pool.Get(ctx, g.base); err != nil {
+		ran.session.Close()
+		return nil, nil, err
 	}
-	if bg.o.LogDir, err = b.logDir("base"); err != nil {
-		return nil, err
+	bg.wt, bg.policy, bg.session = ran.wt, ran.policy, ran.session
+	g.sandboxReport() // commands run from here on: the verdict says how
+	if bg.o.LogDir, err = b.logDir("base"); err == nil {
+		if b.lone {
+			g.v.LogDir = bg.o.LogDir // the candidate's folder, whatever rule breaks
+		}
+		err = bg.baseRules(ctx)
 	}
-	err = bg.baseRules(ctx)
 	if err != nil && !errors.Is(err, errStop) {
-		return nil, err
+		ran.session.Close()
+		b.release(g, ran.wt)
+		return nil, nil, err
 	}
 	r := &baseResult{Steps: bg.v.Steps, Inconclusive: bg.inconclusive}
 	if bg.broke {
@@ -332,7 +559,7 @@ func (b *Batch) computeBase(ctx context.Context, g *gateRun, key Key) (*baseResu
 	if b.cacheable(g) && !r.Inconclusive && ctx.Err() == nil {
 		b.cache.Put(key, r)
 	}
-	return r, nil
+	return r, ran, nil
 }
 
 // envFingerprint is computed once per card per batch.

@@ -196,7 +196,7 @@ func TestBatchSameAsAlone(t *testing.T) {
 	}
 	for _, jobs := range []int{1, 2} {
 		b := NewBatch(BatchConfig{Repo: repo, Jobs: jobs, LogDir: t.TempDir()})
-		got := gateAll(t, b, repo, c, base, cands, jobs, 3)
+		got := gateAll(t, b, repo, c, base, cands, 3)
 		for _, cd := range cands {
 			if got[cd.name] != alone[cd.name] {
 				t.Errorf("jobs=%d: batch verdict of %s differs from alone:\nbatch: %s\nalone: %s", jobs, cd.name, got[cd.name], alone[cd.name])
@@ -212,35 +212,20 @@ func TestBatchSameAsAlone(t *testing.T) {
 	assertNoWorktrees(t, repo)
 }
 
-// gateAll gates cands in order through jobs workers and returns the
-// normalized verdicts.
-func gateAll(t testing.TB, b *Batch, repo *gitx.Repo, c *card.Card, base string, cands []cand, jobs, repeat int) map[string]string {
+// gateAll gates cands with b.Run (at most b's Jobs at a time) and
+// returns the normalized verdicts.
+func gateAll(t testing.TB, b *Batch, repo *gitx.Repo, c *card.Card, base string, cands []cand, repeat int) map[string]string {
 	t.Helper()
-	var mu sync.Mutex
-	got := map[string]string{}
-	next := make(chan cand)
-	var wg sync.WaitGroup
-	for i := 0; i < jobs; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for cd := range next {
-				v, err := b.Gate(context.Background(), opts(repo, c, base, cd, repeat))
-				if err != nil {
-					t.Errorf("Gate(%s): %v", cd.name, err)
-					continue
-				}
-				mu.Lock()
-				got[cd.name] = norm(t, v)
-				mu.Unlock()
-			}
-		}()
-	}
+	var list []Options
 	for _, cd := range cands {
-		next <- cd
+		list = append(list, opts(repo, c, base, cd, repeat))
 	}
-	close(next)
-	wg.Wait()
+	got := map[string]string{}
+	for i, v := range runAll(t, b, list) {
+		if v != nil {
+			got[cands[i].name] = norm(t, v)
+		}
+	}
 	return got
 }
 

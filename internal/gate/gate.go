@@ -1,8 +1,9 @@
 // Package gate checks candidate diffs against a contract card: the
 // ordered rules of INTERFACES.md, stopping at the first broken one, with
-// the base and patched commands run in a disposable worktree; a Batch
-// gates many candidates with a shared base side, pooled worktrees and a
-// content-addressed cache.
+// the base and patched commands run in a disposable worktree. A Batch
+// gates many candidates, a given number at a time, with a shared base
+// side, pooled worktrees and a content-addressed cache; a single gate
+// (Run) is a batch of one, so both take one path.
 package gate
 
 import (
@@ -169,25 +170,21 @@ const (
 	SandboxOff
 )
 
-// Run checks one candidate. An error means trouble (exit 2): the verdict is
-// for broken rules.
-func Run(ctx context.Context, o Options) (*Verdict, error) {
-	return runGate(ctx, o, nil)
-}
-
+// runGate checks one candidate as a candidate of b: Run's batch of one,
+// or a Batch's.
 func runGate(ctx context.Context, o Options, b *Batch) (*Verdict, error) {
 	start := time.Now()
 	g := &gateRun{o: o, v: &Verdict{Candidate: o.DiffName}, batch: b}
 	switch {
-	case b != nil:
-		g.v.Sandbox = b.sandboxReport(o.Sandbox != SandboxOff)
+	case o.Sandbox == SandboxOff:
+		g.v.Sandbox = sandbox.OffReport()
 		g.probed = true
-	case o.Sandbox != SandboxOff:
+	case b.lone:
 		// Probed when a rule first needs it (sandboxReport): a candidate a
 		// static rule refuses runs nothing, and a probe costs a process.
 		g.v.Sandbox = sandbox.Report{Applied: []string{}, Missing: []string{}, Features: []string{}}
 	default:
-		g.v.Sandbox = sandbox.OffReport()
+		g.v.Sandbox = b.sandboxReport(true)
 		g.probed = true
 	}
 	if g.o.Repeat < 1 {
@@ -225,8 +222,9 @@ type gateRun struct {
 	cs    *patch.ChangeSet
 	wt    *worktree.Worktree
 	broke bool
-	// batch, when set, shares the base side, worktrees and the cache with
-	// the other candidates of a batch (see batch.go).
+	// batch is the batch g is a candidate of (a single gate is a batch of
+	// one): it lends the worktrees and shares the base side and the cache
+	// with the batch's other candidates (see batch.go). nil only in Static.
 	batch *Batch
 	// inconclusive records that a run proved nothing (timeout, signal,
 	// 125-127): such a verdict is never cached.
@@ -576,59 +574,14 @@ func Static(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, base s
 // needs them, and keeps the report in the verdict.
 func (g *gateRun) sandboxReport() sandbox.Report {
 	if !g.probed {
-		g.v.Sandbox = sandbox.Probe()
+		g.v.Sandbox = g.batch.sandboxReport(true)
 		g.probed = true
 	}
 	return g.v.Sandbox
 }
 
 func (g *gateRun) dynamicRules(ctx context.Context) error {
-	if g.batch != nil {
-		g.sandboxReport() // commands run from here on: the verdict says how
-		return g.batch.dynamicRules(ctx, g)
-	}
-	g.policy = g.basePolicy()
-	if g.policy != nil {
-		// Every command of this gate runs through one sandbox helper. The
-		// probe and the helper need nothing from the worktree, so they
-		// start while git checks that out; sandboxReport below waits for
-		// the probe (sandbox.Probe runs once).
-		g.session = run.NewSession()
-		defer g.session.Close()
-		go g.session.Start(g.policy)
-	}
-	wt, err := worktree.Add(ctx, g.o.Repo, g.base)
-	if err != nil {
-		return err
-	}
-	g.wt = wt
-	g.sandboxReport() // commands run from here on: the verdict says how
-	if g.o.LogDir == "" {
-		if g.o.LogDir, err = NewLogDir(g.o.Repo); err != nil {
-			wt.Remove(context.WithoutCancel(ctx))
-			return err
-		}
-	}
-	g.v.LogDir = g.o.LogDir
-	defer func() {
-		if g.o.KeepWorktree {
-			wt.Keep()
-			return
-		}
-		wt.Remove(context.WithoutCancel(ctx))
-	}()
-	if err := g.baseRules(ctx); err != nil {
-		return err
-	}
-	// Base commands may leave files behind; the patch must meet the exact
-	// base, or diff.actual would count their leftovers.
-	// Reset also rewrites the worktree's .git file, which a command could
-	// have pointed at the user's checkout; every git call from here on
-	// names the git directory explicitly.
-	if err := wt.Reset(ctx, g.base); err != nil {
-		return err
-	}
-	return g.patchedRules(ctx)
+	return g.batch.dynamicRules(ctx, g)
 }
 
 // basePolicy is the sandbox of the base side: o.Policy (or the default)
@@ -686,8 +639,7 @@ func (g *gateRun) enterCandidate() (func(), error) {
 
 // patchedRules applies the diff to g.wt, a clean checkout of the base,
 // and runs the patched side: diff.apply, diff.actual, patch.pass,
-// patch.invariant, patch.held_out, patch.canary. A single gate and a
-// batch both come here, so they never diverge.
+// patch.invariant, patch.held_out, patch.canary.
 func (g *gateRun) patchedRules(ctx context.Context) error {
 	wt, c := g.wt, g.o.Card
 	if _, err := wt.GitInput(ctx, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {

@@ -117,6 +117,15 @@ func (p *Pool) Put(wt *worktree.Worktree) {
 	p.idle = append(p.idle, pw)
 }
 
+// Keep takes a lent worktree out of the pool for good and marks it kept
+// (--keep-worktree): Close leaves it in place, and so does `failpass gc`.
+func (p *Pool) Keep(wt *worktree.Worktree) error {
+	p.mu.Lock()
+	delete(p.all, wt)
+	p.mu.Unlock()
+	return wt.Keep()
+}
+
 // Close removes every worktree of the pool, lent or idle.
 func (p *Pool) Close(ctx context.Context) error {
 	p.mu.Lock()
