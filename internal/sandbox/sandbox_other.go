@@ -63,7 +63,7 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 		cache = p.Candidate.Cold()
 		pr.Report.Cache = CachePrivateCold
 	}
-	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.hostTmp, Home: home, CacheDir: cache, HostHome: hostHome},
+	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.hostTmp, Home: home, CacheDir: cache, Deps: p.Deps, Prepare: p.PrepareCmd, HostHome: hostHome},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
 	return pr, nil
 }
