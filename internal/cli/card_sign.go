@@ -188,6 +188,12 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		// The signing runs run the base: they fill the card's build cache,
 		// keyed as the gate keys it, so the first gate after signing is warm.
 		policy = &sandbox.Policy{CacheDir: gate.BuildCacheDir(repo, c, base, func(cmd card.Command) []string { return signEnv(env.Getenv, cmd) })}
+		if c.Prepare != nil {
+			policy.Deps = sandbox.DepsDir(policy.CacheDir)
+		}
+	}
+	if err := signPrepare(ctx, env, repo, c, base, policy); err != nil {
+		return err
 	}
 	runs, verdict, err := signRunTable(ctx, env, repo, c, base, *repeat, policy, held)
 	if err != nil {

@@ -190,6 +190,11 @@ func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolic
 		cfg.Sandbox = &sandbox.Policy{}
 		if cp != nil {
 			cfg.Sandbox.CacheDir = gate.BuildCacheDir(repo, cp.Card, cp.Card.BaseSHA, gate.DefaultEnv(env.Getenv))
+			if cp.Card.Prepare != nil {
+				// What the card's prepare command fetched (a gate or a
+				// signing ran it), read-only.
+				cfg.Sandbox.Deps = sandbox.DepsDir(cfg.Sandbox.CacheDir)
+			}
 		}
 	}
 	mk := func(flag, s string) (model.Adapter, error) {
