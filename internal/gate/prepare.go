@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -94,6 +95,9 @@ func RunPrepare(ctx context.Context, o PrepareOptions) (PrepareResult, error) {
 	}
 	var p *sandbox.Policy
 	if o.Policy != nil {
+		if o.Policy.CacheDir == "" {
+			return PrepareResult{}, errors.New("gate: the prepare command's sandbox has no build cache to key its dependency folder by")
+		}
 		deps := sandbox.DepsDir(o.Policy.CacheDir)
 		if sandbox.DepsReady(deps) {
 			return PrepareResult{}, nil // the common case costs no lock: the marker only goes away under it

@@ -59,6 +59,7 @@ var goModuleWords = []string{
 	"module lookup disabled", "missing go.sum entry", "no required module provides package",
 	"cannot find module providing package", "go: downloading", "dial tcp", "proxy.golang.org",
 	"no such host", "verifying module", "reading https://", "go mod download",
+	"could not create module cache",
 }
 
 const goModuleFix = "run `go mod download` where the module cache is filled, or give the card a prepare command that fetches it with the network, once per base: prepare: {cmd: [\"go\", \"mod\", \"download\"]}"
