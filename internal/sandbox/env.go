@@ -116,6 +116,18 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 		set("PIP_CACHE_DIR", filepath.Join(l.Deps, "pip"))
 		set("npm_config_cache", filepath.Join(l.Deps, "npm"))
 		set("FAILPASS_DEPS", l.Deps)
+		// Python packages: the prepare command's `pip install` lands in
+		// the folder (the interpreter's own is read-only to it), and
+		// every run imports from there first.
+		py := filepath.Join(l.Deps, "python")
+		if l.Prepare && get("PIP_TARGET") == "" {
+			set("PIP_TARGET", py)
+		}
+		if pp := get("PYTHONPATH"); pp != "" {
+			set("PYTHONPATH", py+string(filepath.ListSeparator)+pp)
+		} else {
+			set("PYTHONPATH", py)
+		}
 	}
 	// Python bytecode is never shared between runs: nothing is written,
 	// and no prefix folder a command could plant a .pyc in is read. A
