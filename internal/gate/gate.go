@@ -660,7 +660,8 @@ func (g *gateRun) prepare(ctx context.Context) error {
 	if g.o.Card.Prepare == nil || g.candidate != nil || (g.policy == nil && g.prepared) {
 		return nil
 	}
-	_, err := RunPrepare(ctx, PrepareOptions{Repo: g.o.Repo, Card: g.o.Card, Base: g.base, Env: g.o.Env, Policy: g.policy, LogDir: g.o.LogDir})
+	_, err := RunPrepare(ctx, PrepareOptions{Repo: g.o.Repo, Card: g.o.Card, Base: g.base, Env: g.o.Env, Policy: g.policy, LogDir: g.o.LogDir,
+		Starting: g.o.Starting, Progress: g.o.Progress})
 	g.prepared = true
 	return err
 }

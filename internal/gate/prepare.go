@@ -47,7 +47,17 @@ type PrepareOptions struct {
 	Policy *sandbox.Policy
 	// LogDir receives prepare.log.
 	LogDir string
+	// Starting and Progress, when set, hear that the command starts and
+	// how it ended (a Step of rule "prepare", which is no gate rule and
+	// never part of a verdict), as a gate's rules do: a terminal shows
+	// them. Neither is called when the command does not run.
+	Starting func(rule string)
+	Progress func(Step)
 }
+
+// RulePrepare names the prepare command's run in progress lines. It is
+// not a gate rule (Rules): the prepare command decides nothing.
+const RulePrepare = "prepare"
 
 // PrepareResult says what RunPrepare did.
 type PrepareResult struct {
@@ -128,6 +138,9 @@ func RunPrepare(ctx context.Context, o PrepareOptions) (PrepareResult, error) {
 		env = o.Env(cmd)
 	}
 	log := filepath.Join(o.LogDir, "prepare.log")
+	if o.Starting != nil {
+		o.Starting(RulePrepare)
+	}
 	res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir, Env: env,
 		Timeout: cmd.Timeout, Log: log, Sandbox: p})
 	if err != nil {
@@ -137,6 +150,13 @@ func RunPrepare(ctx context.Context, o PrepareOptions) (PrepareResult, error) {
 		return PrepareResult{}, ctx.Err()
 	}
 	out := PrepareResult{Ran: true, Log: log, Duration: res.Duration}
+	if o.Progress != nil {
+		st := Step{Rule: RulePrepare, Status: StatusOK, Exit: intp(res.Exit), Expected: intp(0), DurationMS: res.Duration.Milliseconds(), Log: &log}
+		if res.Inconclusive() || res.Exit != 0 {
+			st.Status, st.Reason = StatusFail, res.String()
+		}
+		o.Progress(st)
+	}
 	if res.Inconclusive() || res.Exit != 0 {
 		return out, &PrepareError{Argv: cmd.Cmd, Result: res.String(), Log: log}
 	}
