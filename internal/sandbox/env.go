@@ -285,16 +285,21 @@ func venvHome(dir string) string {
 	return ""
 }
 
-// fileProxies lists the folders of the file:// entries of env's GOPROXY
-// (an offline module mirror), for the prepare command to read.
+// mirrorVars are the variables whose file:// entries name an offline
+// mirror of a package registry: Go's module proxy list, pip's indexes and
+// find-links folders.
+var mirrorVars = []string{"GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"}
+
+// fileProxies lists the folders of the file:// entries of env's
+// mirrorVars, for the prepare command to read as it would the network.
 func fileProxies(env []string) []string {
 	var out []string
 	for _, kv := range env {
-		v, ok := strings.CutPrefix(kv, "GOPROXY=")
-		if !ok {
+		k, v, _ := strings.Cut(kv, "=")
+		if !slices.Contains(mirrorVars, k) {
 			continue
 		}
-		for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' }) {
+		for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
 			if p, ok := strings.CutPrefix(strings.TrimSpace(e), "file://"); ok && filepath.IsAbs(p) {
 				out = append(out, filepath.Clean(p))
 			}

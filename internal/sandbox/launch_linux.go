@@ -414,8 +414,8 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	switch {
 	case pr.policy.Deps != "" && p.PrepareCmd:
 		pr.writable = append(pr.writable, pr.policy.Deps)
-		// A file:// proxy the prepare command names (an offline mirror)
-		// is read like the network it stands for.
+		// A file:// mirror the prepare command names (GOPROXY, pip's
+		// indexes) is read like the network it stands for.
 		pr.readable = append(pr.readable, fileProxies(pr.Env)...)
 	case pr.policy.Deps != "":
 		// Read-only: outside the writable folders, Landlock lets no

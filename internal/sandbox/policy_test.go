@@ -164,8 +164,8 @@ func TestBuildEnv(t *testing.T) {
 			}
 		}
 	}
-	if got := fileProxies([]string{"GOPROXY=https://p,file:///a/proxy|file://rel,off", "X=file:///x"}); !slices.Equal(got, []string{"/a/proxy"}) {
-		t.Errorf("fileProxies = %q, want [/a/proxy]", got)
+	if got := fileProxies([]string{"GOPROXY=https://p,file:///a/proxy|file://rel,off", "X=file:///x", "PIP_FIND_LINKS=file:///w1 file:///w2/"}); !slices.Equal(got, []string{"/a/proxy", "/w1", "/w2"}) {
+		t.Errorf("fileProxies = %q, want [/a/proxy /w1 /w2]", got)
 	}
 
 	// Without a card cache, caches die with the private /tmp.
