@@ -110,6 +110,7 @@ func RunPrepare(ctx context.Context, o PrepareOptions) (PrepareResult, error) {
 		}
 		deps := sandbox.DepsDir(o.Policy.CacheDir)
 		if sandbox.DepsReady(deps) {
+			sandbox.DepsUsed(deps)      // for gc: the runs only read it
 			return PrepareResult{}, nil // the common case costs no lock: the marker only goes away under it
 		}
 		unlock, err := sandbox.LockCache(o.Policy.CacheDir)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 )
@@ -102,6 +103,21 @@ const preparedMarker = ".failpass-prepared"
 func DepsReady(deps string) bool {
 	fi, err := os.Lstat(filepath.Join(deps, preparedMarker))
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// depsTouch is how often a dependency folder in use has its marker's
+// time renewed (DepsUsed).
+const depsTouch = time.Hour
+
+// DepsUsed records that a run reads the dependency folder deps: runs only
+// read it, so without this `gc` would see it unused since it was filled.
+// It renews the marker's modification time, at most once per depsTouch.
+func DepsUsed(deps string) {
+	p := filepath.Join(deps, preparedMarker)
+	if fi, err := os.Lstat(p); err == nil && time.Since(fi.ModTime()) > depsTouch {
+		now := time.Now()
+		os.Chtimes(p, now, now)
+	}
 }
 
 // MarkPrepared records that the prepare command filling deps succeeded,
