@@ -37,6 +37,9 @@ type Prepared struct {
 // Prepare sets up what can be set up off Linux: the environment, a
 // private temp folder and HOME, the git snapshot.
 func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
+	if p.PrepareCmd && p.Candidate != nil {
+		return nil, errors.New("sandbox: candidate code never runs as the prepare command")
+	}
 	gp, err := findGitPaths(root)
 	if err != nil {
 		return nil, err
