@@ -26,6 +26,7 @@ type canonCard struct {
 	Invariant canonCommand  `json:"invariant"`
 	Budget    canonBudget   `json:"budget"`
 	Sandbox   *canonSandbox `json:"sandbox,omitempty"`
+	Prepare   *canonPrepare `json:"prepare,omitempty"`
 	Canary    string        `json:"canary,omitempty"`
 	HeldOut   *canonHeldOut `json:"held_out,omitempty"`
 	Signoff   *canonSignoff `json:"signoff,omitempty"`
@@ -91,6 +92,7 @@ func (c *Card) Canonical() ([]byte, error) {
 	if c.Sandbox != nil && len(c.Sandbox.Require) > 0 {
 		cc.Sandbox = &canonSandbox{Require: c.Sandbox.Require}
 	}
+	cc.Prepare = canonPrep(c.Prepare)
 	cc.HeldOut = canonHeld(c.HeldOut)
 	if s := c.Signoff; s != nil {
 		cs := &canonSignoff{At: s.At, Tool: s.Tool, Decision: s.Decision, Reference: s.Reference, Runs: []canonRun{}}

@@ -140,6 +140,9 @@ type Card struct {
 	Fail, Pass, Invariant Command
 	Budget                Budget
 	Sandbox               *Sandbox
+	// Prepare fetches the commands' dependencies once per card and base,
+	// with network; nil when the card has none.
+	Prepare *Prepare
 	// Canary is CanaryOff when the card turns the gate's canary off;
 	// "" (the default) keeps it on.
 	Canary      string

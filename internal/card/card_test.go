@@ -307,6 +307,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(edit(5, `  cmd: &c ["go"]`)))
 	f.Add([]byte(edit(6, `  expect_exit: 1.0`)))
 	f.Add([]byte(add("---\nid: x\n")))
+	f.Add([]byte(add(prepareBlock)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse("f.yml", data)
 		if err != nil {

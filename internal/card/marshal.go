@@ -66,6 +66,9 @@ func Marshal(c *Card) ([]byte, error) {
 		b.WriteString("sandbox:\n")
 		kv("  ", "require", list(c.Sandbox.Require))
 	}
+	if c.Prepare != nil {
+		marshalPrepare(&b, c.Prepare)
+	}
 	if c.Canary != "" {
 		kv("", "canary", q(c.Canary))
 	}

@@ -442,7 +442,7 @@ func (p *parser) rfc3339(n *yaml.Node, field string) (string, time.Time, error) 
 	return s, t, nil
 }
 
-var rootKeys = []string{"id", "origin", "base_ref", "base_sha", "expires", "fail", "pass", "invariant", "budget", "sandbox", "canary", "held_out", "signoff", "signatures", "annotations"}
+var rootKeys = []string{"id", "origin", "base_ref", "base_sha", "expires", "fail", "pass", "invariant", "budget", "sandbox", "prepare", "canary", "held_out", "signoff", "signatures", "annotations"}
 
 var (
 	sha1Hex   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
@@ -525,6 +525,11 @@ func (p *parser) card(root *yaml.Node) (*Card, error) {
 	}
 	if n, ok := v["sandbox"]; ok {
 		if c.Sandbox, err = p.sandbox(n); err != nil {
+			return nil, err
+		}
+	}
+	if n, ok := v["prepare"]; ok {
+		if c.Prepare, err = p.prepare(n); err != nil {
 			return nil, err
 		}
 	}

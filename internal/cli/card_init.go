@@ -29,21 +29,28 @@ type initRunner struct {
 	inv    []string
 	failEx int // the runner's exit code for a failing test
 	deny   []string
+	// prepare fetches the project's dependencies (the card's prepare
+	// block); with prepareOn it is written active, else as a comment.
+	prepare   []string
+	prepareOn bool
 }
 
 var initRunners = map[string]*initRunner{
 	"go": {name: "go", what: "a Go module (go.mod)",
 		fail:   []string{"go", "test", "-count=1", "-run", "^" + Placeholder + "TestName$", "./" + Placeholder + "package"},
 		inv:    []string{"go", "test", "-count=1", "./" + Placeholder + "package"},
-		failEx: 1, deny: []string{".github/**", "go.mod", "go.sum", "vendor/**"}},
+		failEx: 1, deny: []string{".github/**", "go.mod", "go.sum", "vendor/**"},
+		prepare: []string{"go", "mod", "download"}, prepareOn: true},
 	"pytest": {name: "pytest", what: "a pytest project", python: "pytest",
 		fail:   []string{"{python}", "-m", "pytest", "-q", Placeholder + "tests/test_file.py::test_name"},
 		inv:    []string{"{python}", "-m", "pytest", "-q", Placeholder + "tests/test_file.py"},
-		failEx: 1, deny: []string{".github/**", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini", "**/conftest.py"}},
+		failEx: 1, deny: []string{".github/**", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini", "**/conftest.py"},
+		prepare: []string{"{python}", "-m", "pip", "install", "-r", "requirements.txt"}},
 	"unittest": {name: "unittest", what: "a Python project (unittest)", python: "unittest",
 		fail:   []string{"{python}", "-m", "unittest", Placeholder + "tests.test_module.TestCase.test_name"},
 		inv:    []string{"{python}", "-m", "unittest", Placeholder + "tests.test_module"},
-		failEx: 1, deny: []string{".github/**", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini"}},
+		failEx: 1, deny: []string{".github/**", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini"},
+		prepare: []string{"{python}", "-m", "pip", "install", "-r", "requirements.txt"}},
 	"npm": {name: "npm", what: "an npm package (package.json)",
 		fail:   []string{"npm", "test", "--", Placeholder + "test-file-or-pattern"},
 		inv:    []string{"npm", "test"},
@@ -290,6 +297,15 @@ func cardTemplate(r *initRunner, id, python string) string {
 	for _, g := range r.deny {
 		fmt.Fprintf(&deny, "    - %s\n", strconv.Quote(g))
 	}
+	// The only card command with the network, run once per base before
+	// the others; they read what it fetched (docs/card.md#prepare).
+	prepare := "\n# prepare: {cmd: [...]}                # fetches dependencies once per base, with the network\n"
+	switch {
+	case r.prepareOn:
+		prepare = "\n# Fetches dependencies once per base, with the network; the commands above\n# run without it and read what it fetched.\nprepare: {cmd: " + argv(r.prepare) + "}\n"
+	case r.prepare != nil:
+		prepare = "\n# prepare: {cmd: " + argv(r.prepare) + "}   # fetches dependencies once per base, with the network\n"
+	}
 	return fmt.Sprintf(`# failpass contract card (%s); field reference: docs/card.md
 # Replace every value that starts with %s with the issue's own
 # reproduction, run 'failpass card lint --card FILE' (it exits 1 while one
@@ -329,5 +345,5 @@ budget:
 %s  # allow_harness: []                  # runner inputs (conftest.py, _test.go, ...) a patch may touch all the same
 
 # sandbox: {require: [network, filesystem, processes, resources]}
-`, r.name, Placeholder, strconv.Quote(id), argv(r.fail), r.failEx, argv(r.fail), argv(r.inv), deny.String())
+%s`, r.name, Placeholder, strconv.Quote(id), argv(r.fail), r.failEx, argv(r.fail), argv(r.inv), deny.String(), prepare)
 }

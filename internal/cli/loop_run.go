@@ -135,6 +135,9 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := loopPrepare(ctx, env, repo, cfg, req.Card); err != nil {
+		return err
+	}
 	out, err := loop.Start(ctx, repo, inv, settings, cfg)
 	if err != nil {
 		return err
@@ -190,6 +193,11 @@ func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolic
 		cfg.Sandbox = &sandbox.Policy{}
 		if cp != nil {
 			cfg.Sandbox.CacheDir = gate.BuildCacheDir(repo, cp.Card, cp.Card.BaseSHA, gate.DefaultEnv(env.Getenv))
+			if cp.Card.Prepare != nil && cp.Card.BaseSHA != "" {
+				// What the card's prepare command fetched (loopPrepare),
+				// read-only.
+				cfg.Sandbox.Deps = sandbox.DepsDir(cfg.Sandbox.CacheDir)
+			}
 		}
 	}
 	mk := func(flag, s string) (model.Adapter, error) {
@@ -291,6 +299,9 @@ func runLoopResume(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := loopPrepare(ctx, env, repo, cfg, cp); err != nil {
+		return err
+	}
 	out, err := loop.Resume(ctx, repo, *id, cfg)
 	if err != nil {
 		return err
@@ -372,5 +383,23 @@ func writeJSONLine(env *Env, v any) error {
 		return err
 	}
 	_, err = fmt.Fprintf(env.Stdout, "%s\n", b)
+	return err
+}
+
+// loopPrepare runs the card's prepare command before the loop validates
+// anything, as the gate does before its base runs (gate.RunPrepare: once
+// per build cache key, mostly a marker check): the validation runs read
+// what it fetched. Uncontained (--sandbox=off) it runs once per loop
+// command in the user's environment.
+func loopPrepare(ctx context.Context, env *Env, repo *gitx.Repo, cfg loop.Config, cp *loop.CardPolicy) error {
+	if cp == nil || cp.Card.Prepare == nil || cp.Card.BaseSHA == "" {
+		return nil
+	}
+	logDir, err := gate.NewLogDir(repo)
+	if err != nil {
+		return err
+	}
+	_, err = gate.RunPrepare(ctx, gate.PrepareOptions{Repo: repo, Card: cp.Card, Base: cp.Card.BaseSHA,
+		Env: gate.DefaultEnv(env.Getenv), Policy: cfg.Sandbox, LogDir: logDir})
 	return err
 }

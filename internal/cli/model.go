@@ -95,11 +95,13 @@ func runPrompt(ctx context.Context, env *Env, args []string) error {
 // effective budget (annotations folded in), without signatures and the
 // sign-off record, which tell a model nothing it may act on, and without
 // the held_out block: a drafter is not told that held-out tests exist,
-// where they land or how they run (it never sees the folder either).
+// where they land or how they run (it never sees the folder either). Nor
+// does it see the prepare block: how dependencies are fetched is nothing
+// a fix may change, and its env may name a private package index.
 func promptCard(c *card.Card) (string, error) {
 	v := *c
 	v.Budget = c.EffectiveBudget()
-	v.Signatures, v.Annotations, v.Signoff, v.HeldOut = nil, nil, nil, nil
+	v.Signatures, v.Annotations, v.Signoff, v.HeldOut, v.Prepare = nil, nil, nil, nil, nil
 	b, err := card.Marshal(&v)
 	if err != nil {
 		return "", err

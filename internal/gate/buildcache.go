@@ -39,10 +39,18 @@ func BuildCacheKey(c *card.Card, base string, envOf func(card.Command) []string)
 		Base     string    `json:"base"`
 		Commands []command `json:"commands"`
 	}{Format: buildCacheFormat, Base: base}
-	// A card's prepare command, once cards have one, joins the list as
-	// role "prepare": what it fetched is what the builds read.
-	for _, role := range []card.Role{card.RoleFail, card.RolePass, card.RoleInvariant} {
+	// A card's prepare command joins the list as role "prepare": what
+	// it fetched is what the builds read. A card without one keeps the
+	// key it had before cards could have one.
+	roles := []card.Role{card.RoleFail, card.RolePass, card.RoleInvariant}
+	if c.Prepare != nil {
+		roles = append(roles, card.RolePrepare)
+	}
+	for _, role := range roles {
 		cmd := c.Command(role)
+		if role == card.RolePrepare {
+			cmd = c.Prepare.Command()
+		}
 		var env []string
 		if envOf != nil {
 			for _, kv := range envOf(cmd) {

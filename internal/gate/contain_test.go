@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -117,5 +118,44 @@ func TestBuildCacheKey(t *testing.T) {
 		if tc.key == k || tc.key == BuildCacheKey(c, "b1", DefaultEnv(func(string) string { return "" })) {
 			t.Errorf("BuildCacheKey with %s = %s, want a new key", tc.name, tc.key)
 		}
+	}
+}
+
+// TestBuildCacheKeyPrepare: the card's prepare command is part of the
+// key (what it fetched is what builds read), every field of it; a card
+// without one keeps the key it had before cards could have one.
+func TestBuildCacheKeyPrepare(t *testing.T) {
+	c := testCard(t)
+	env := DefaultEnv(func(string) string { return "" })
+	k := BuildCacheKey(c, "b1", env)
+	prep := *c
+	prep.Prepare = &card.Prepare{Workdir: ".", Cmd: []string{"go", "mod", "download"}, Timeout: card.DefaultTimeout}
+	kp := BuildCacheKey(&prep, "b1", env)
+	if kp == k {
+		t.Fatalf("BuildCacheKey with a prepare command = %s, the key without one", kp)
+	}
+	seen := map[string]string{k: "no prepare", kp: "prepare"}
+	for name, change := range map[string]func(p *card.Prepare){
+		"argv":    func(p *card.Prepare) { p.Cmd = []string{"go", "mod", "download", "-x"} },
+		"workdir": func(p *card.Prepare) { p.Workdir = "sub" },
+		"env":     func(p *card.Prepare) { p.Env = map[string]string{"GOPROXY": "file:///proxy"} },
+	} {
+		o := prep
+		p := *prep.Prepare
+		change(&p)
+		o.Prepare = &p
+		got := BuildCacheKey(&o, "b1", env)
+		if other, ok := seen[got]; ok {
+			t.Errorf("BuildCacheKey with another prepare %s = the key of %s", name, other)
+		}
+		seen[got] = name
+	}
+	// A timeout builds nothing different.
+	o := prep
+	p := *prep.Prepare
+	p.Timeout = time.Minute
+	o.Prepare = &p
+	if got := BuildCacheKey(&o, "b1", env); got != kp {
+		t.Errorf("BuildCacheKey with another prepare timeout = %s, want %s", got, kp)
 	}
 }

@@ -244,6 +244,8 @@ type gateRun struct {
 	// canary is patch.canary's plan, made before the patched runs (see
 	// canary.go).
 	canary canaryPlan
+	// prepared says the card's prepare command was seen to (see prepare).
+	prepared bool
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
@@ -597,13 +599,34 @@ func (g *gateRun) basePolicy() *sandbox.Policy {
 	}
 	p.Candidate = nil
 	p.CacheDir = BuildCacheDir(g.o.Repo, g.o.Card, g.base, g.o.Env)
+	if g.o.Card.Prepare != nil {
+		p.Deps = sandbox.DepsDir(p.CacheDir) // read-only to every run but the prepare command's
+	}
 	return &p
+}
+
+// prepare runs the card's prepare command before the first run that
+// needs what it fetches (RunPrepare: once per build cache key, so
+// mostly a marker check). A batch's candidate checks too, since its
+// base side may come from the cache. Uncontained, it runs once per gate,
+// before the base side.
+func (g *gateRun) prepare(ctx context.Context) error {
+	if g.o.Card.Prepare == nil || g.candidate != nil || (g.policy == nil && g.prepared) {
+		return nil
+	}
+	_, err := RunPrepare(ctx, PrepareOptions{Repo: g.o.Repo, Card: g.o.Card, Base: g.base, Env: g.o.Env, Policy: g.policy, LogDir: g.o.LogDir,
+		Starting: g.o.Starting, Progress: g.o.Progress})
+	g.prepared = true
+	return err
 }
 
 // baseRules runs base.fail and base.invariant in g.wt. Base runs run the
 // signed base, and only they write the card's build cache: under its
 // lock, so no candidate's overlay reads it meanwhile.
 func (g *gateRun) baseRules(ctx context.Context) error {
+	if err := g.prepare(ctx); err != nil {
+		return err
+	}
 	if g.policy != nil && g.policy.CacheDir != "" {
 		unlock, err := sandbox.LockCache(g.policy.CacheDir)
 		if err != nil {
@@ -662,6 +685,13 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	// patched run could change what it reads.
 	if err := g.planCanary(); err != nil {
 		return err
+	}
+	if g.policy != nil {
+		// A batch's base side may have come from the cache: what the
+		// prepare command fetched must be there all the same.
+		if err := g.prepare(ctx); err != nil {
+			return err
+		}
 	}
 	leave, err := g.enterCandidate()
 	if err != nil {

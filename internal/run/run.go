@@ -132,14 +132,18 @@ func (e *WorkdirError) Hints() []string {
 // re-parented to failpass (see reap_linux.go); Run returns within
 // drainGrace of that even when an escapee keeps the pipe open.
 func Run(ctx context.Context, s Spec) (Result, error) {
-	if s.Session != nil && s.Sandbox != nil && sandbox.UsesHelper() {
+	// The card's prepare command has the network: it gets a helper of
+	// its own, never a session's (which lives in a network namespace)
+	// nor one started before its policy is known.
+	prepareCmd := s.Sandbox != nil && s.Sandbox.PrepareCmd
+	if s.Session != nil && s.Sandbox != nil && !prepareCmd && sandbox.UsesHelper() {
 		if res, ok, err := s.Session.run(ctx, s); ok {
 			return res, err
 		}
 	}
 	var h *helper
 	var helperErr error
-	if s.Sandbox != nil && sandbox.UsesHelper() {
+	if s.Sandbox != nil && !prepareCmd && sandbox.UsesHelper() {
 		// The sandbox helper starts first: its start-up and prepare's
 		// work (the git snapshot, cgroups, the environment) need nothing
 		// of each other, so they run side by side.

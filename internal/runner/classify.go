@@ -59,9 +59,10 @@ var goModuleWords = []string{
 	"module lookup disabled", "missing go.sum entry", "no required module provides package",
 	"cannot find module providing package", "go: downloading", "dial tcp", "proxy.golang.org",
 	"no such host", "verifying module", "reading https://", "go mod download",
+	"could not create module cache",
 }
 
-const goModuleFix = "run `go mod download` where the module cache is filled, or give the card a prepare command that does"
+const goModuleFix = "run `go mod download` where the module cache is filled, or give the card a prepare command that fetches it with the network, once per base: prepare: {cmd: [\"go\", \"mod\", \"download\"]}"
 
 func classifyGo(out []byte) string {
 	text := string(out)
@@ -148,7 +149,7 @@ func classifyPytest(exit int, out []byte) string {
 		}
 		return ""
 	}
-	const fixImport = "install what it needs into the interpreter the card names, or give the card a prepare command"
+	const fixImport = "install what it needs into the interpreter the card names, or give the card a prepare command that fetches it (it alone has the network)"
 	switch exit {
 	case 2:
 		if strings.Contains(text, "ERROR collecting") || strings.Contains(text, "error during collection") || strings.Contains(text, "errors during collection") {
@@ -178,7 +179,7 @@ func classifyUnittest(exit int, out []byte) string {
 	switch {
 	case strings.Contains(text, "unittest.loader._FailedTest"):
 		if strings.Contains(text, "Failed to import test module") {
-			return fmt.Sprintf("unittest could not import the test module (%s); install what it needs into the interpreter the card names, or give the card a prepare command", pyDetail(text))
+			return fmt.Sprintf("unittest could not import the test module (%s); install what it needs into the interpreter the card names, or give the card a prepare command that fetches it (it alone has the network)", pyDetail(text))
 		}
 		return fmt.Sprintf("unittest could not load the test the command names (%s); the test must exist here", pyDetail(text))
 	case exit == 5 && strings.Contains(text, "NO TESTS RAN"):

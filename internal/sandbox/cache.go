@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 )
@@ -67,10 +68,84 @@ func BuildCacheDir(commonDir, key string) string {
 
 // cacheLock is the lock of the build cache dir (a BuildCacheDir): under
 // the state's locks/, apart from the caches, so that removing a cache
-// never removes a lock someone holds.
+// never removes a lock someone holds. A dependency folder (a DepsDir)
+// shares the lock of the build cache of its key: the prepare command,
+// its only writer, runs under the build cache's writer lock.
 func cacheLock(dir string) string {
 	state := filepath.Dir(filepath.Dir(filepath.Dir(dir)))
-	return filepath.Join(state, "locks", filepath.Base(filepath.Dir(dir))+"-"+filepath.Base(dir)+".lock")
+	format := filepath.Base(filepath.Dir(dir))
+	if format == depsFormat {
+		format = cacheFormat
+	}
+	return filepath.Join(state, "locks", format+"-"+filepath.Base(dir)+".lock")
+}
+
+// depsFormat names the layout of the dependency folders:
+// cache/<depsFormat>/<key>, beside the build cache of the same key.
+const depsFormat = "deps-v1"
+
+// DepsDir is the dependency folder of the build cache dir (a
+// BuildCacheDir): what the card's prepare command fetched (GOMODCACHE,
+// pip's and npm's download caches; see Policy.Deps). It lies beside the
+// build cache, not in it: base runs write the build cache, and must not
+// write this.
+func DepsDir(cacheDir string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(cacheDir)), depsFormat, filepath.Base(cacheDir))
+}
+
+// preparedMarker, in a dependency folder, says its prepare command
+// succeeded; its content is the build cache key.
+const preparedMarker = ".failpass-prepared"
+
+// DepsReady says whether the dependency folder deps was filled by a
+// prepare command that succeeded (MarkPrepared). Hold its lock
+// (LockCache of the build cache) to trust the answer.
+func DepsReady(deps string) bool {
+	fi, err := os.Lstat(filepath.Join(deps, preparedMarker))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// depsTouch is how often a dependency folder in use has its marker's
+// time renewed (DepsUsed).
+const depsTouch = time.Hour
+
+// DepsUsed records that a run reads the dependency folder deps: runs only
+// read it, so without this `gc` would see it unused since it was filled.
+// It renews the marker's modification time, at most once per depsTouch.
+func DepsUsed(deps string) {
+	p := filepath.Join(deps, preparedMarker)
+	if fi, err := os.Lstat(p); err == nil && time.Since(fi.ModTime()) > depsTouch {
+		now := time.Now()
+		os.Chtimes(p, now, now)
+	}
+}
+
+// MarkPrepared records that the prepare command filling deps succeeded,
+// so no later run of the same key runs it again.
+func MarkPrepared(deps, key string) error {
+	if err := os.MkdirAll(deps, 0o700); err != nil {
+		return fmt.Errorf("sandbox: dependency folder: %w", err)
+	}
+	p := filepath.Join(deps, preparedMarker)
+	tmp := p + ".tmp"
+	os.Remove(tmp)
+	if err := os.WriteFile(tmp, []byte(key+"\n"), 0o444); err != nil {
+		return fmt.Errorf("sandbox: dependency folder: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("sandbox: dependency folder: %w", err)
+	}
+	return nil
+}
+
+// UnmarkPrepared forgets a previous prepare run of deps, before the
+// prepare command runs again: a run that fails leaves no marker.
+func UnmarkPrepared(deps string) error {
+	if err := os.Remove(filepath.Join(deps, preparedMarker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("sandbox: dependency folder: %w", err)
+	}
+	return nil
 }
 
 // scratchRoot holds the candidates' private folders.
@@ -206,9 +281,11 @@ func RemoveBuildCache(dir string) (removed bool, err error) {
 }
 
 // IsBuildCache says whether path is a build cache of the current format
-// (a BuildCacheDir), which only RemoveBuildCache may remove.
+// (a BuildCacheDir) or a dependency folder (a DepsDir), which only
+// RemoveBuildCache may remove.
 func IsBuildCache(path string) bool {
-	return filepath.Base(filepath.Dir(path)) == cacheFormat && filepath.Base(filepath.Dir(filepath.Dir(path))) == "cache"
+	f := filepath.Base(filepath.Dir(path))
+	return (f == cacheFormat || f == depsFormat) && filepath.Base(filepath.Dir(filepath.Dir(path))) == "cache"
 }
 
 // RemoveOldCaches removes what no live run uses of the build caches of

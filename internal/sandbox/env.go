@@ -15,6 +15,8 @@ type envLayout struct {
 	Tmp      string // private temp folder (/tmp inside a mount namespace)
 	Home     string // private HOME, inside Tmp
 	CacheDir string // per-card caches; "" puts them in Tmp
+	Deps     string // the card's dependency folder (Policy.Deps); "" when none
+	Prepare  bool   // the card's prepare command: Go may fetch modules
 	HostHome string // the user's HOME, to find toolchains (~/.cargo, ~/go/pkg/mod)
 }
 
@@ -88,7 +90,10 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 	if get("GOTOOLCHAIN") == "" {
 		set("GOTOOLCHAIN", "local")
 	}
-	if get("GOPROXY") == "" {
+	if get("GOPROXY") == "" && !l.Prepare {
+		// Only the prepare command fetches (through Go's default
+		// proxy unless the card names one); every other run works from
+		// the module cache.
 		set("GOPROXY", "off")
 	}
 
@@ -102,6 +107,28 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 	set("GOCACHE", filepath.Join(cache, "go-build"))
 	set("PIP_CACHE_DIR", filepath.Join(cache, "pip"))
 	set("npm_config_cache", filepath.Join(cache, "npm"))
+	if l.Deps != "" {
+		// What the card's prepare command fetched: its module cache and
+		// download caches replace the user's and the card's build cache's
+		// (the card's own GOMODCACHE included: the prepare command and the
+		// runs after it must agree on one folder).
+		set("GOMODCACHE", filepath.Join(l.Deps, "gomod"))
+		set("PIP_CACHE_DIR", filepath.Join(l.Deps, "pip"))
+		set("npm_config_cache", filepath.Join(l.Deps, "npm"))
+		set("FAILPASS_DEPS", l.Deps)
+		// Python packages: the prepare command's `pip install` lands in
+		// the folder (the interpreter's own is read-only to it), and
+		// every run imports from there first.
+		py := filepath.Join(l.Deps, "python")
+		if l.Prepare && get("PIP_TARGET") == "" {
+			set("PIP_TARGET", py)
+		}
+		if pp := get("PYTHONPATH"); pp != "" {
+			set("PYTHONPATH", py+string(filepath.ListSeparator)+pp)
+		} else {
+			set("PYTHONPATH", py)
+		}
+	}
 	// Python bytecode is never shared between runs: nothing is written,
 	// and no prefix folder a command could plant a .pyc in is read. A
 	// private prefix would also work, at the price of recompiling the
@@ -256,4 +283,44 @@ func venvHome(dir string) string {
 		}
 	}
 	return ""
+}
+
+// mirrorVars are the variables whose file:// entries name an offline
+// mirror of a package registry: Go's module proxy list, pip's indexes and
+// find-links folders.
+var mirrorVars = []string{"GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"}
+
+// fileProxies lists the folders of the file:// entries of env's
+// mirrorVars, for the prepare command to read as it would the network.
+func fileProxies(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if !slices.Contains(mirrorVars, k) {
+			continue
+		}
+		for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
+			if p, ok := strings.CutPrefix(strings.TrimSpace(e), "file://"); ok && filepath.IsAbs(p) {
+				out = append(out, filepath.Clean(p))
+			}
+		}
+	}
+	return out
+}
+
+// withoutNetwork is r for the card's prepare command, which has the
+// network on purpose.
+func withoutNetwork(r Report) Report {
+	if !r.Has(Network) {
+		return r
+	}
+	r.Applied = slices.DeleteFunc(slices.Clone(r.Applied), func(l string) bool { return l == string(Network) })
+	r.Missing = append(slices.Clone(r.Missing), string(Network))
+	why := map[string]string{}
+	for k, v := range r.Why {
+		why[k] = v
+	}
+	why[string(FeatNetNS)] = "the prepare command has the network on purpose"
+	r.Why = why
+	return r
 }

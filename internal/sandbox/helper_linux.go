@@ -180,8 +180,10 @@ func (h *helper) applyProcess() *Error {
 		l.run(FeatProc, "mount /proc", func() error {
 			return unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 		})
-		l.run(FeatNetNS, "network namespace", onlyLoopback)
-		l.run(FeatLoopback, "bring up lo", loopbackUp)
+		if !c.Network {
+			l.run(FeatNetNS, "network namespace", onlyLoopback)
+			l.run(FeatLoopback, "bring up lo", loopbackUp)
+		}
 		l.run(FeatIPCNS, "ipc namespace", func() error { return nil })
 		l.run(FeatUTSNS, "set hostname", func() error { return unix.Sethostname([]byte("failpass-sandbox")) })
 	}

@@ -35,14 +35,15 @@ type helperConfig struct {
 	Dir  string   `json:"dir"`
 	Env  []string `json:"env"`
 
-	Namespaces bool        `json:"namespaces"` // the helper is PID 1 of fresh namespaces
-	Tmp        string      `json:"tmp"`        // private temp folder (tmpfs at /tmp with namespaces)
-	Home       string      `json:"home"`       // private HOME, inside Tmp
-	Keep       []string    `json:"keep"`       // folders under /tmp that must stay visible
-	Binds      []bind      `json:"binds"`      // git folders read-only, writable folders below them
-	Masks      []mask      `json:"masks"`      // files shown with other content (the repository's config)
-	Writable   []string    `json:"writable"`   // Landlock read-write
-	Readable   []string    `json:"readable"`   // Landlock read-only and execute
+	Namespaces bool        `json:"namespaces"`        // the helper is PID 1 of fresh namespaces
+	Network    bool        `json:"network,omitempty"` // no network namespace: the card's prepare command (Policy.PrepareCmd)
+	Tmp        string      `json:"tmp"`               // private temp folder (tmpfs at /tmp with namespaces)
+	Home       string      `json:"home"`              // private HOME, inside Tmp
+	Keep       []string    `json:"keep"`              // folders under /tmp that must stay visible
+	Binds      []bind      `json:"binds"`             // git folders read-only, writable folders below them
+	Masks      []mask      `json:"masks"`             // files shown with other content (the repository's config)
+	Writable   []string    `json:"writable"`          // Landlock read-write
+	Readable   []string    `json:"readable"`          // Landlock read-only and execute
 	Landlock   bool        `json:"landlock"`
 	Cache      *cacheMount `json:"cache,omitempty"` // a candidate's view of the card's build cache
 	Cgroups    []string    `json:"cgroups"`
@@ -332,6 +333,9 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: worktree: %w", err)
 	}
+	if p.PrepareCmd && p.Candidate != nil {
+		return nil, errors.New("sandbox: candidate code never runs as the prepare command")
+	}
 	pr := &Prepared{caps: c, policy: *p, root: realRoot, Report: c.report}
 	pr.policy.Limits = p.Limits.withDefaults()
 	ok := false
@@ -381,6 +385,15 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 		}
 	}
 
+	if p.Deps != "" {
+		if err := os.MkdirAll(p.Deps, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: dependency folder: %w", err)
+		}
+		if pr.policy.Deps, err = filepath.EvalSymlinks(p.Deps); err != nil {
+			return nil, fmt.Errorf("sandbox: dependency folder: %w", err)
+		}
+	}
+
 	hostHome := ""
 	for _, kv := range base {
 		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
@@ -390,12 +403,28 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	if hostHome == "" {
 		hostHome, _ = os.UserHomeDir()
 	}
-	pr.Env = buildEnv(base, envLayout{Root: realRoot, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir, HostHome: hostHome},
+	pr.Env = buildEnv(base, envLayout{Root: realRoot, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir,
+		Deps: pr.policy.Deps, Prepare: p.PrepareCmd, HostHome: hostHome},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
 
 	pr.writable = []string{realRoot}
 	if pr.policy.CacheDir != "" {
 		pr.writable = append(pr.writable, pr.policy.CacheDir)
+	}
+	switch {
+	case pr.policy.Deps != "" && p.PrepareCmd:
+		pr.writable = append(pr.writable, pr.policy.Deps)
+		// A file:// mirror the prepare command names (GOPROXY, pip's
+		// indexes) is read like the network it stands for.
+		pr.readable = append(pr.readable, fileProxies(pr.Env)...)
+	case pr.policy.Deps != "":
+		// Read-only: outside the writable folders, Landlock lets no
+		// command write it, and below the git folders' read-only
+		// bind neither does the mount namespace.
+		pr.readable = append(pr.readable, pr.policy.Deps)
+	}
+	if p.PrepareCmd {
+		pr.Report = withoutNetwork(pr.Report)
 	}
 	pr.readable = append(pr.readable, systemReadable...)
 	pr.readable = append(pr.readable, systemEtc()...)
@@ -491,6 +520,9 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	if pr.view != nil {
 		l = pr.caps.launchView()
 	}
+	if pr.policy.PrepareCmd {
+		l.Cloneflags &^= syscall.CLONE_NEWNET // the network is what the prepare command is for
+	}
 	l.ExtraFiles = []*os.File{pr.statusW, pr.config}
 	return l, nil
 }
@@ -502,7 +534,7 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 	}
 	cfg := helperConfig{
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
-		Namespaces: pr.caps.namespaces, Tmp: pr.tmp, Home: pr.home,
+		Namespaces: pr.caps.namespaces, Network: pr.policy.PrepareCmd, Tmp: pr.tmp, Home: pr.home,
 		Binds: pr.gitBinds, Masks: pr.masks, Writable: pr.writable, Readable: pr.readable,
 		Landlock: pr.caps.landlock, Limits: pr.policy.Limits, Cache: pr.cache,
 	}
@@ -604,6 +636,9 @@ func (pr *Prepared) Hand(h *Helper, pid int, c Command) error {
 	}
 	if h.caps != pr.caps {
 		return errors.New("sandbox: the helper was started for another probe of this machine")
+	}
+	if pr.policy.PrepareCmd {
+		return errors.New("sandbox: the prepare command needs a helper of its own, outside a network namespace")
 	}
 	js, err := json.Marshal(pr.helperConfig(c))
 	if err != nil {

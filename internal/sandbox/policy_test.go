@@ -131,6 +131,43 @@ func TestBuildEnv(t *testing.T) {
 			}
 		}
 	}
+	// A card with a prepare command: its dependency folder replaces the
+	// module cache (the user's and the card's own), pip's and npm's
+	// caches, and leads PYTHONPATH; only the prepare command may fetch.
+	for _, tc := range []struct {
+		name    string
+		prepare bool
+		base    []string
+		want    map[string]string
+	}{
+		{"deps, a run", false, []string{"PATH=/usr/bin", "HOME=/home/u", "GOMODCACHE=/m", "PYTHONPATH=/p"}, map[string]string{
+			"GOMODCACHE": "/d/gomod", "PIP_CACHE_DIR": "/d/pip", "npm_config_cache": "/d/npm", "FAILPASS_DEPS": "/d",
+			"PYTHONPATH": "/d/python:/p", "GOPROXY": "off", "PIP_TARGET": "", "GOCACHE": "/c/card/go-build",
+		}},
+		{"deps, the prepare command", true, []string{"PATH=/usr/bin", "HOME=/home/u"}, map[string]string{
+			"GOMODCACHE": "/d/gomod", "PYTHONPATH": "/d/python", "PIP_TARGET": "/d/python", "GOPROXY": "",
+		}},
+		{"deps, the prepare command's proxy", true, []string{"GOPROXY=file:///proxy", "PIP_TARGET=/t"}, map[string]string{
+			"GOPROXY": "file:///proxy", "PIP_TARGET": "/t",
+		}},
+	} {
+		ld := l
+		ld.Deps, ld.Prepare = "/d", tc.prepare
+		m := map[string]string{}
+		for _, kv := range buildEnv(tc.base, ld, exists) {
+			k, v, _ := strings.Cut(kv, "=")
+			m[k] = v
+		}
+		for k, want := range tc.want {
+			if got := m[k]; got != want {
+				t.Errorf("buildEnv(%s)[%s] = %q, want %q", tc.name, k, got, want)
+			}
+		}
+	}
+	if got := fileProxies([]string{"GOPROXY=https://p,file:///a/proxy|file://rel,off", "X=file:///x", "PIP_FIND_LINKS=file:///w1 file:///w2/"}); !slices.Equal(got, []string{"/a/proxy", "/w1", "/w2"}) {
+		t.Errorf("fileProxies = %q, want [/a/proxy /w1 /w2]", got)
+	}
+
 	// Without a card cache, caches die with the private /tmp.
 	env := buildEnv(nil, envLayout{Root: "/wt", Tmp: "/tmp", Home: "/tmp/home"}, exists)
 	if !slices.Contains(env, "GOCACHE=/tmp/.cache/go-build") {

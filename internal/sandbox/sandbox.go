@@ -207,6 +207,18 @@ type Policy struct {
 	// Candidate.Lower (not CacheDir) read-only beneath the candidate's
 	// private upper layer, or a private cold cache (see cache.go).
 	Candidate *CandidateCache
+	// Deps is the card's dependency folder (see DepsDir), which only the
+	// card's prepare command writes: every other command sees it
+	// read-only, as its Go module cache (GOMODCACHE), pip's and npm's
+	// caches and FAILPASS_DEPS. Empty when the card has no prepare
+	// command: Go's module cache is then the user's, read-only.
+	Deps string
+	// PrepareCmd says the command is the card's prepare command, a run of
+	// the signed base that fetches dependencies: it gets the network
+	// (no network namespace) and Deps writable, and never shares a
+	// session's helper. Hold LockCache on CacheDir meanwhile. Candidate
+	// must be nil.
+	PrepareCmd bool
 	// Readable adds folders the command may read (and execute from) to
 	// the system and toolchain folders found automatically.
 	Readable []string

@@ -37,6 +37,9 @@ type Prepared struct {
 // Prepare sets up what can be set up off Linux: the environment, a
 // private temp folder and HOME, the git snapshot.
 func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
+	if p.PrepareCmd && p.Candidate != nil {
+		return nil, errors.New("sandbox: candidate code never runs as the prepare command")
+	}
 	gp, err := findGitPaths(root)
 	if err != nil {
 		return nil, err
@@ -63,7 +66,7 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 		cache = p.Candidate.Cold()
 		pr.Report.Cache = CachePrivateCold
 	}
-	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.hostTmp, Home: home, CacheDir: cache, HostHome: hostHome},
+	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.hostTmp, Home: home, CacheDir: cache, Deps: p.Deps, Prepare: p.PrepareCmd, HostHome: hostHome},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
 	return pr, nil
 }

@@ -117,6 +117,10 @@ func (s *Session) Started(pid int, err error) {
 // worktree root, as Policy.Prepare does, less the cgroups: the session's
 // hold every command.
 func (s *Session) Prepare(p *Policy, root string, base []string) (*Prepared, error) {
+	if p.PrepareCmd {
+		// The session's helper lives in a network namespace.
+		return nil, errors.New("sandbox: the prepare command needs a helper of its own, outside a network namespace")
+	}
 	return p.prepare(root, base, false)
 }
 

@@ -144,6 +144,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var policy *sandbox.Policy
 	if o.Sandbox == gate.SandboxOn {
 		policy = &sandbox.Policy{CacheDir: gate.BuildCacheDir(o.Repo, o.Card, o.Base, o.Env)}
+		if o.Card.Prepare != nil {
+			policy.Deps = sandbox.DepsDir(policy.CacheDir)
+		}
+	}
+	if err := prepare(ctx, o, policy); err != nil {
+		return nil, err
 	}
 	runs, v, err := baseRows(ctx, o, policy)
 	if err != nil {
@@ -332,4 +338,32 @@ func logDir(repo *gitx.Repo) (string, error) {
 func ReferenceDigest(diff []byte) string {
 	sum := sha256.Sum256(diff)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// prepare runs the card's prepare command before the decision table's
+// runs, as the gate does before its base runs (gate.RunPrepare: once per
+// build cache key, so the first gate after signing finds the
+// dependencies fetched). policy is the signing runs' sandbox; nil runs
+// it uncontained.
+func prepare(ctx context.Context, o Options, policy *sandbox.Policy) error {
+	if o.Card.Prepare == nil {
+		return nil
+	}
+	dir, err := logDir(o.Repo)
+	if err != nil {
+		return err
+	}
+	res, err := gate.RunPrepare(ctx, gate.PrepareOptions{Repo: o.Repo, Card: o.Card, Base: o.Base, Policy: policy, LogDir: dir, Env: o.Env})
+	if err != nil {
+		if ctx.Err() != nil {
+			return errorf("interrupted while running the prepare command; the card was left unchanged")
+		}
+		return err
+	}
+	if res.Ran {
+		fmt.Fprintf(o.Out, "prepare: exit 0 in %s\n", ms(res.Duration))
+	} else {
+		fmt.Fprintln(o.Out, "prepare: done before for this base and these commands")
+	}
+	return nil
 }
