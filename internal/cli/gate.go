@@ -247,7 +247,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: mode,
 			HeldOut: held, SkipHeldOut: f.skipHeldOut,
 			Repeat: f.repeat, LogDir: logDir, KeepWorktree: f.keepWorktree,
-			Env: gate.DefaultEnv(env.Getenv),
+			Env: gate.DefaultEnv(env.Getenv), PatchedTree: f.record != "",
 		}
 		if !f.json {
 			if st := newStepProgress(env); st != nil {

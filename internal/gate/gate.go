@@ -88,9 +88,14 @@ type Verdict struct {
 	Signers    []string `json:"signers,omitempty"`
 	DurationMS int64    `json:"duration_ms"`
 
-	// Changes is the static change set, for records; not part of the JSON.
+	// Changes is the static change set (the budget's, modes resolved
+	// from the base), nil when the gate stopped before diff.path held; a
+	// record takes its numstat from it. Not part of the JSON.
 	Changes *patch.ChangeSet `json:"-"`
-	// Tree is the patched tree id when the patch was applied.
+	// Tree is the tree the diff makes from Base (gitpatch.PatchedTree),
+	// set when Options.PatchedTree asked for it, diff.apply held and git
+	// applied the diff to the base's tree; a record names it as its
+	// subject. Not part of the JSON.
 	Tree string `json:"-"`
 }
 
@@ -139,6 +144,11 @@ type Options struct {
 	// it, loudly. Neither, for a card with held-out tests, breaks the rule.
 	HeldOut     *heldout.Folder
 	SkipHeldOut bool
+
+	// PatchedTree makes the verdict carry the patched tree (Verdict.Tree)
+	// for a record: three git processes more once diff.apply holds, so
+	// only a caller that records asks for it.
+	PatchedTree bool
 
 	Repeat int // runs of every card command (default 1)
 	// LogDir is where command logs go; when empty the gate makes a fresh
@@ -697,6 +707,15 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return err
 	}
 	g.ok(RuleDiffApply)
+	if g.o.PatchedTree {
+		tree, applied, err := gitpatch.PatchedTree(ctx, g.o.Repo, g.base, g.o.Diff)
+		if err != nil {
+			return err
+		}
+		if applied {
+			g.v.Tree = tree
+		}
+	}
 	actual, err := gitpatch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base)
 	if err != nil {
 		return err
