@@ -118,8 +118,8 @@ type Options struct {
 	// gitx.OpenResolve); "" makes the gate resolve it.
 	Base string
 	// CardDigest is Card.Digest() when the caller has it already; ""
-	// makes the gate compute it. (A digest re-validates the card: a
-	// millisecond or two a statically refused diff need not pay twice.)
+	// makes the gate ask the card (a card.Load'ed card answers from what
+	// Load computed; one built in code is validated and canonicalized).
 	CardDigest string
 
 	// Trust decides card.signature. It returns the principals that signed.
