@@ -486,12 +486,9 @@ func (g *gateRun) diffRules(ctx context.Context) error {
 }
 
 func (g *gateRun) budgetRules(ctx context.Context) error {
-	oracle, err := g.oracleFiles(ctx)
-	if err != nil {
-		return err
-	}
-	b := g.o.Card.EffectiveBudget()
-	f := budget.Check(g.cs, b, oracle)
+	scope := g.scope()
+	b := scope.Budget
+	f := scope.Check(g.cs)
 	// The runner's inputs may need the base read: only when no rule
 	// before budget.harness refused the diff already.
 	if f == nil || slices.Index(budget.Rules, f.Rule) > slices.Index(budget.Rules, budget.RuleHarness) {
@@ -499,7 +496,8 @@ func (g *gateRun) budgetRules(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		f = budget.CheckScope(g.cs, b, budget.Scope{Oracle: oracle, Harness: inputs})
+		scope.Harness = inputs
+		f = scope.Check(g.cs)
 	}
 	for _, r := range budget.Rules {
 		if f != nil && f.Rule == r {
@@ -524,12 +522,12 @@ func (g *gateRun) budgetRules(ctx context.Context) error {
 	return nil
 }
 
-// oracleFiles lists the base-tree files the card's commands name, plus the
-// card itself when it lives in the repository. Only a file the diff
-// touches can break budget.oracle, and ResolveModes already read the base
-// modes of exactly those paths, so no listing of the whole tree is needed
-// (which would cost a git call and scale with the repository).
-func (g *gateRun) oracleFiles(ctx context.Context) ([]string, error) {
+// scope is the card's scope (budget.CardScope) as far as this diff can
+// meet it: of the oracle files, only those among the base entries of the
+// paths the diff touches, which ResolveModes already read, since only a
+// file the diff touches can break budget.oracle; listing the whole tree
+// would cost a git call and scale with the repository.
+func (g *gateRun) scope() budget.Scope {
 	inBase := map[string]bool{}
 	for _, f := range g.cs.Files {
 		switch f.OldMode {
@@ -537,8 +535,7 @@ func (g *gateRun) oracleFiles(ctx context.Context) ([]string, error) {
 			inBase[f.OldPath] = true
 		}
 	}
-	c := g.o.Card
-	return budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, CardInRepo(g.o.Repo, g.o.CardPath), func(p string) bool { return inBase[p] }), nil
+	return budget.CardScope(g.o.Card, CardInRepo(g.o.Repo, g.o.CardPath), func(p string) bool { return inBase[p] })
 }
 
 // CardInRepo is the card's path relative to the repository root, or ""
