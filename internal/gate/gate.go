@@ -874,17 +874,13 @@ func firstLine(s string) string {
 	return s
 }
 
-// DefaultEnv is the environment card commands get without a sandbox: an
-// allow-list of the tool's own (never tokens or keys), plus the card's
+// DefaultEnv is the environment card commands get (the sandbox then
+// makes HOME, TMPDIR and the caches private): the allow-list of the
+// tool's own, run.CommandEnv (never tokens or keys), plus the card's
 // signed per-command env.
 func DefaultEnv(getenv func(string) string) func(card.Command) []string {
 	return func(cmd card.Command) []string {
-		var env []string
-		for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "GOPATH", "GOROOT", "GOMODCACHE", "GOCACHE", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "VIRTUAL_ENV", "TERM"} {
-			if v := getenv(k); v != "" {
-				env = append(env, k+"="+v)
-			}
-		}
+		env := run.Allowed(getenv, run.CommandEnv...)
 		for k, v := range cmd.Env {
 			env = append(env, k+"="+v)
 		}
