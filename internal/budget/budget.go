@@ -4,6 +4,7 @@ package budget
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,14 +33,65 @@ type Finding struct {
 	Rule, Reason, Path string
 }
 
-// Scope is what a card protects beyond its numbers: the oracle files (see
-// OracleFiles) and the implicit inputs of its test runners.
+// Scope is what a card protects: its effective budget (the signed one
+// with every annotation's tightening, card.EffectiveBudget), its oracle
+// files (see OracleFiles) and the implicit inputs of its test runners.
+// CardScope is its one computation; the gate, the draft and the loop all
+// take it from there, so they cannot disagree on what a card protects.
 type Scope struct {
+	Budget card.Budget
 	Oracle []string
 	// Harness maps a path the change touches that is an implicit input
 	// of the card's test runner to why (see internal/harness); paths
 	// that are not have no entry.
 	Harness map[string]string
+}
+
+// CardScope is c's scope for the card at cardPath (repository-relative,
+// "" when outside the repository) over a base tree whose files isFile
+// reports: its effective budget and its oracle files. Harness is left
+// for the caller, who knows which paths a change touches.
+func CardScope(c *card.Card, cardPath string, isFile func(repoPath string) bool) Scope {
+	return Scope{
+		Budget: c.EffectiveBudget(),
+		Oracle: OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, cardPath, isFile),
+	}
+}
+
+// Check is CheckScope of cs against the scope's own budget.
+func (s Scope) Check(cs *patch.ChangeSet) *Finding {
+	return CheckScope(cs, s.Budget, s)
+}
+
+// IsOracle reports whether p is one of the scope's oracle files.
+func (s Scope) IsOracle(p string) bool {
+	return slices.Contains(s.Oracle, p)
+}
+
+// Denied returns the deny glob of the scope's budget that matches p, as
+// budget.deny matches it. A deny glob that does not compile denies every
+// path, as budget.deny refuses every change under it.
+func (s Scope) Denied(p string) (string, bool) {
+	pats, bad := denyPatterns(s.Budget.DenyGlobs)
+	if bad != "" {
+		return bad, true
+	}
+	if g, ok := pathglob.MatchAny(pats, p); ok {
+		return g.String(), true
+	}
+	return "", false
+}
+
+// Outside says why p lies outside the scope ("" when inside): it is an
+// oracle file, or a deny glob matches it.
+func (s Scope) Outside(p string) string {
+	if s.IsOracle(p) {
+		return "is an oracle file of the card"
+	}
+	if g, ok := s.Denied(p); ok {
+		return fmt.Sprintf("is denied by the card's deny glob %q", g)
+	}
+	return ""
 }
 
 // Check is CheckScope with the oracle files alone.
@@ -145,14 +197,24 @@ func symlinkTargets(cs *patch.ChangeSet) ([]target, *Finding) {
 	return out, nil
 }
 
-func checkDeny(cs *patch.ChangeSet, globs []string, targets []target) *Finding {
-	var pats []*pathglob.Pattern
+// denyPatterns compiles deny globs; bad is the first that does not
+// compile ("" when all do).
+func denyPatterns(globs []string) (pats []*pathglob.Pattern, bad string) {
 	for _, g := range globs {
 		p, err := pathglob.Compile(g)
 		if err != nil {
-			return &Finding{Rule: RuleDeny, Reason: fmt.Sprintf("deny glob %q cannot be used: %v", g, err)}
+			return nil, g
 		}
 		pats = append(pats, p)
+	}
+	return pats, ""
+}
+
+func checkDeny(cs *patch.ChangeSet, globs []string, targets []target) *Finding {
+	pats, bad := denyPatterns(globs)
+	if bad != "" {
+		_, err := pathglob.Compile(bad)
+		return &Finding{Rule: RuleDeny, Reason: fmt.Sprintf("deny glob %q cannot be used: %v", bad, err)}
 	}
 	for _, p := range cs.Paths() {
 		if g, ok := pathglob.MatchAny(pats, p); ok {

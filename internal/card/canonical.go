@@ -1,6 +1,7 @@
 package card
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -68,11 +69,60 @@ type canonRun struct {
 // Canonical returns the card's signed bytes: RFC 8785 (JCS) JSON of the
 // card without signatures and annotations, so signing and annotating never
 // change them. The card is validated first (it must survive Marshal and
-// Parse), so only a card failpass would execute has canonical bytes.
+// Parse), so only a card failpass would execute has canonical bytes. A
+// card Load read and nobody changed since answers from what Load computed
+// (see loadedForm).
 func (c *Card) Canonical() ([]byte, error) {
+	if l := c.unchanged(); l != nil {
+		return bytes.Clone(l.canon), nil
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	return c.canonical()
+}
+
+// loadedForm is a loaded card's canonical bytes and digest, computed once
+// by Load, so one run that needs them several times (card_digest, the
+// card.signature check, the record) parses the card once instead of once
+// per use. marshal is the key: a card whose fields changed since Load no
+// longer marshals to it, and is validated and canonicalized afresh.
+type loadedForm struct {
+	marshal, canon []byte
+	digest         string
+}
+
+// load fills c.loaded for a card Parse has just accepted. It skips
+// Validate's Parse of Marshal's output: Parse accepts that output for
+// every card it accepts, and reads it back as an equal card (FuzzParse
+// holds both), so that second parse could only agree. A card that cannot
+// be marshalled or canonicalized is left as it is: Canonical then reports
+// why, as it always did.
+func (c *Card) load() {
+	m, err := Marshal(c)
+	if err != nil {
+		return
+	}
+	canon, err := c.canonical()
+	if err != nil {
+		return
+	}
+	c.loaded = &loadedForm{marshal: m, canon: canon, digest: digestOf(canon)}
+}
+
+// unchanged is c.loaded when c still marshals to the bytes Load saw.
+func (c *Card) unchanged() *loadedForm {
+	if c.loaded == nil {
+		return nil
+	}
+	if m, err := Marshal(c); err != nil || !bytes.Equal(m, c.loaded.marshal) {
+		return nil
+	}
+	return c.loaded
+}
+
+// canonical is Canonical of a card already validated.
+func (c *Card) canonical() ([]byte, error) {
 	cc := canonCard{
 		ID: c.ID, Origin: c.Origin, BaseRef: c.BaseRef, BaseSHA: c.BaseSHA,
 		Fail:      canonCmd(c.Fail),
@@ -128,12 +178,19 @@ func canonCmd(c Command) canonCommand {
 
 // Digest is "sha256:<hex>" of Canonical: the card_digest of gate output.
 func (c *Card) Digest() (string, error) {
+	if l := c.unchanged(); l != nil {
+		return l.digest, nil
+	}
 	b, err := c.Canonical()
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return digestOf(b), nil
+}
+
+func digestOf(canon []byte) string {
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // Validate reports whether the card, however it was built, is one Parse

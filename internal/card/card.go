@@ -150,6 +150,10 @@ type Card struct {
 	Signoff     *Signoff
 	Signatures  []Signature
 	Annotations []Annotation
+
+	// loaded is what Load computed once for the card as read (see
+	// loadedForm); nil for a card parsed or built in code.
+	loaded *loadedForm
 }
 
 // Command returns the command of role r, or the zero Command for an

@@ -81,7 +81,9 @@ func (e *ReadError) Hints() []string {
 }
 
 // Load reads at most MaxSize+1 bytes of the regular file path and parses
-// them; a longer file is refused, never truncated.
+// them; a longer file is refused, never truncated. The card carries its
+// canonical bytes and digest from here on: Canonical and Digest of a
+// loaded card that nobody changed parse nothing again.
 func Load(path string) (*Card, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -99,7 +101,12 @@ func Load(path string) (*Card, error) {
 	if err != nil {
 		return nil, &ReadError{File: path, Err: err}
 	}
-	return Parse(path, data)
+	c, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	c.load()
+	return c, nil
 }
 
 // Parse decodes and validates a card. file names the card in errors. A

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -255,12 +256,10 @@ func probePython(ctx context.Context, env *Env, python, module string) (string, 
 	}
 	defer os.RemoveAll(tmp)
 	log := filepath.Join(tmp, "out.log")
-	var penv []string
-	for _, k := range []string{"PATH", "HOME", "LANG", "PYENV_ROOT", "PYENV_VERSION", "VIRTUAL_ENV", "TMPDIR"} {
-		if v := env.Getenv(k); v != "" {
-			penv = append(penv, k+"="+v)
-		}
-	}
+	// The environment a card command gets, and pyenv's variables: a
+	// pyenv shim needs them to pick the interpreter the user means, and
+	// the card then names that interpreter by its own path.
+	penv := run.Allowed(env.Getenv, append(slices.Clone(run.CommandEnv), "PYENV_ROOT", "PYENV_VERSION")...)
 	res, err := run.Run(ctx, run.Spec{
 		Argv: []string{python, "-c", "import sys, " + module + "; sys.stdout.write('\\n' + sys.executable + '\\n')"},
 		Root: tmp, Env: penv, Timeout: 30 * time.Second, Log: log, MaxLog: 64 << 10,

@@ -237,7 +237,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 		Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: gateSandbox(env, f.sandbox == "off"),
 		HeldOut: held, SkipHeldOut: f.skipHeldOut,
 		Repeat: f.repeat, LogDir: f.logDir, KeepWorktree: f.keepWorktree,
-		Env: gate.DefaultEnv(env.Getenv),
+		Env: gate.DefaultEnv(env.Getenv), PatchedTree: f.record != "",
 	}
 	if !f.json {
 		if st := newStepProgress(env); st != nil {

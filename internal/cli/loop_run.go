@@ -15,6 +15,7 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/loop"
 	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/sign"
 )
@@ -233,12 +234,11 @@ func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolic
 		cfg.Record = &loop.Recorder{Signer: signer, Trust: trust, AllowUnsigned: st.AllowUnsigned,
 			Env: gate.DefaultEnv(env.Getenv), CardPath: st.Card}
 	}
-	if p := env.Getenv("PATH"); p != "" {
-		cfg.Env = []string{"PATH=" + p, "LANG=C.UTF-8"}
-		if h := env.Getenv("HOME"); h != "" {
-			cfg.Env = append(cfg.Env, "HOME="+h)
-		}
-		cfg.Env = append(cfg.Env, "TMPDIR="+os.TempDir())
+	cfg.Env = run.MinimalEnv(env.Getenv)
+	if cp != nil {
+		// The card's own commands get what the gate gives them, the
+		// environment its build cache (above) is keyed by.
+		cfg.CardEnv = gate.DefaultEnv(env.Getenv)
 	}
 	return cfg, nil
 }

@@ -15,10 +15,10 @@ import (
 	"github.com/failpass/failpass/internal/budget"
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/patch"
-	"github.com/failpass/failpass/internal/pathglob"
 )
 
 const promptUsage = `failpass prompt --card FILE [--diff FILE | --candidate REV] [--stack FILE] [--repo DIR]`
@@ -277,32 +277,19 @@ func draftStatic(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, b
 		return nil, joinRule(rule, reason), err
 	}
 	// The prose may name any oracle file, not only the ones the diff
-	// touches, so this list covers the whole base tree.
-	out, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", base)
+	// touches, so the scope covers the whole base tree.
+	files, err := gitpatch.BaseFiles(ctx, repo, base)
 	if err != nil {
 		return nil, "", err
 	}
-	files := map[string]bool{}
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p != "" {
-			files[p] = true
-		}
-	}
-	oracle := budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, gate.CardInRepo(repo, cardPath),
-		func(p string) bool { return files[p] })
-	b := c.EffectiveBudget()
-	var globs []*pathglob.Pattern
-	for _, g := range b.DenyGlobs {
-		if p, err := pathglob.Compile(g); err == nil {
-			globs = append(globs, p)
-		}
-	}
+	scope := budget.CardScope(c, gate.CardInRepo(repo, cardPath), func(p string) bool { return files[p] })
 	denied := func(p string) bool {
-		_, hit := pathglob.MatchAny(globs, path.Clean(p))
+		_, hit := scope.Denied(path.Clean(p))
 		return hit
 	}
+	// Prose may name an oracle file by a shorter path (its base name).
 	isOracle := func(p string) bool {
-		for _, o := range oracle {
+		for _, o := range scope.Oracle {
 			if o == p || strings.HasSuffix(o, "/"+p) {
 				return true
 			}

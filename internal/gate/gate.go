@@ -90,9 +90,14 @@ type Verdict struct {
 	Signers    []string `json:"signers,omitempty"`
 	DurationMS int64    `json:"duration_ms"`
 
-	// Changes is the static change set, for records; not part of the JSON.
+	// Changes is the static change set (the budget's, modes resolved
+	// from the base), nil when the gate stopped before diff.path held; a
+	// record takes its numstat from it. Not part of the JSON.
 	Changes *patch.ChangeSet `json:"-"`
-	// Tree is the patched tree id when the patch was applied.
+	// Tree is the tree the diff makes from Base (gitpatch.PatchedTree),
+	// set when Options.PatchedTree asked for it, diff.apply held and git
+	// applied the diff to the base's tree; a record names it as its
+	// subject. Not part of the JSON.
 	Tree string `json:"-"`
 }
 
@@ -115,8 +120,8 @@ type Options struct {
 	// gitx.OpenResolve); "" makes the gate resolve it.
 	Base string
 	// CardDigest is Card.Digest() when the caller has it already; ""
-	// makes the gate compute it. (A digest re-validates the card: a
-	// millisecond or two a statically refused diff need not pay twice.)
+	// makes the gate ask the card (a card.Load'ed card answers from what
+	// Load computed; one built in code is validated and canonicalized).
 	CardDigest string
 
 	// Trust decides card.signature. It returns the principals that signed.
@@ -141,6 +146,11 @@ type Options struct {
 	// it, loudly. Neither, for a card with held-out tests, breaks the rule.
 	HeldOut     *heldout.Folder
 	SkipHeldOut bool
+
+	// PatchedTree makes the verdict carry the patched tree (Verdict.Tree)
+	// for a record: three git processes more once diff.apply holds, so
+	// only a caller that records asks for it.
+	PatchedTree bool
 
 	Repeat int // runs of every card command (default 1)
 	// LogDir is where command logs go; when empty the gate makes a fresh
@@ -477,12 +487,9 @@ func (g *gateRun) diffRules(ctx context.Context) error {
 }
 
 func (g *gateRun) budgetRules(ctx context.Context) error {
-	oracle, err := g.oracleFiles(ctx)
-	if err != nil {
-		return err
-	}
-	b := g.o.Card.EffectiveBudget()
-	f := budget.Check(g.cs, b, oracle)
+	scope := g.scope()
+	b := scope.Budget
+	f := scope.Check(g.cs)
 	// The runner's inputs may need the base read: only when no rule
 	// before budget.harness refused the diff already.
 	if f == nil || slices.Index(budget.Rules, f.Rule) > slices.Index(budget.Rules, budget.RuleHarness) {
@@ -490,7 +497,8 @@ func (g *gateRun) budgetRules(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		f = budget.CheckScope(g.cs, b, budget.Scope{Oracle: oracle, Harness: inputs})
+		scope.Harness = inputs
+		f = scope.Check(g.cs)
 	}
 	for _, r := range budget.Rules {
 		if f != nil && f.Rule == r {
@@ -515,12 +523,12 @@ func (g *gateRun) budgetRules(ctx context.Context) error {
 	return nil
 }
 
-// oracleFiles lists the base-tree files the card's commands name, plus the
-// card itself when it lives in the repository. Only a file the diff
-// touches can break budget.oracle, and ResolveModes already read the base
-// modes of exactly those paths, so no listing of the whole tree is needed
-// (which would cost a git call and scale with the repository).
-func (g *gateRun) oracleFiles(ctx context.Context) ([]string, error) {
+// scope is the card's scope (budget.CardScope) as far as this diff can
+// meet it: of the oracle files, only those among the base entries of the
+// paths the diff touches, which ResolveModes already read, since only a
+// file the diff touches can break budget.oracle; listing the whole tree
+// would cost a git call and scale with the repository.
+func (g *gateRun) scope() budget.Scope {
 	inBase := map[string]bool{}
 	for _, f := range g.cs.Files {
 		switch f.OldMode {
@@ -528,8 +536,7 @@ func (g *gateRun) oracleFiles(ctx context.Context) ([]string, error) {
 			inBase[f.OldPath] = true
 		}
 	}
-	c := g.o.Card
-	return budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, CardInRepo(g.o.Repo, g.o.CardPath), func(p string) bool { return inBase[p] }), nil
+	return budget.CardScope(g.o.Card, CardInRepo(g.o.Repo, g.o.CardPath), func(p string) bool { return inBase[p] })
 }
 
 // CardInRepo is the card's path relative to the repository root, or ""
@@ -673,6 +680,15 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return err
 	}
 	g.ok(RuleDiffApply)
+	if g.o.PatchedTree {
+		tree, applied, err := gitpatch.PatchedTree(ctx, g.o.Repo, g.base, g.o.Diff)
+		if err != nil {
+			return err
+		}
+		if applied {
+			g.v.Tree = tree
+		}
+	}
 	actual, err := gitpatch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base)
 	if err != nil {
 		return err
@@ -841,17 +857,13 @@ func firstLine(s string) string {
 	return s
 }
 
-// DefaultEnv is the environment card commands get without a sandbox: an
-// allow-list of the tool's own (never tokens or keys), plus the card's
+// DefaultEnv is the environment card commands get (the sandbox then
+// makes HOME, TMPDIR and the caches private): the allow-list of the
+// tool's own, run.CommandEnv (never tokens or keys), plus the card's
 // signed per-command env.
 func DefaultEnv(getenv func(string) string) func(card.Command) []string {
 	return func(cmd card.Command) []string {
-		var env []string
-		for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "GOPATH", "GOROOT", "GOMODCACHE", "GOCACHE", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "VIRTUAL_ENV", "TERM"} {
-			if v := getenv(k); v != "" {
-				env = append(env, k+"="+v)
-			}
-		}
+		env := run.Allowed(getenv, run.CommandEnv...)
 		for k, v := range cmd.Env {
 			env = append(env, k+"="+v)
 		}

@@ -123,3 +123,32 @@ func lsTree(ctx context.Context, repo *gitx.Repo, base string, paths []string) (
 	}
 	return out, nil
 }
+
+// BaseFiles lists the files of base's whole tree: its regular,
+// executable and symlink entries, never a folder or a submodule. These
+// are the entries budget.OracleFiles counts as files, as the gate does
+// with the base entries of the paths a diff touches (ResolveModes); a
+// reader that needs every oracle file (the draft's prose check, the
+// loop's scope) lists them here.
+func BaseFiles(ctx context.Context, repo *gitx.Repo, base string) (map[string]bool, error) {
+	raw, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--full-tree", base)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]bool{}
+	for _, rec := range bytes.Split(raw, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, name, ok := strings.Cut(string(rec), "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			return nil, fmt.Errorf("git ls-tree: unexpected record %q", rec)
+		}
+		switch f[0] {
+		case patch.ModeFile, patch.ModeExecutable, patch.ModeSymlink:
+			files[name] = true
+		}
+	}
+	return files, nil
+}

@@ -168,13 +168,13 @@ func cardLocation(p *CardPolicy) string {
 }
 
 func scopeText(p *CardPolicy) string {
-	b := p.Card.EffectiveBudget()
+	b := p.Scope.Budget
 	s := fmt.Sprintf("the card's budget: at most %d files and %d changed lines from base %s", b.MaxFiles, b.MaxChangedLines, p.Card.BaseSHA)
 	if len(b.DenyGlobs) > 0 {
 		s += "; never " + strings.Join(b.DenyGlobs, ", ")
 	}
-	if len(p.Oracle) > 0 {
-		s += "; never the oracle files " + strings.Join(p.Oracle, ", ")
+	if len(p.Scope.Oracle) > 0 {
+		s += "; never the oracle files " + strings.Join(p.Scope.Oracle, ", ")
 	}
 	return s
 }

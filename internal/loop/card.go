@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/failpass/failpass/internal/budget"
@@ -12,7 +11,6 @@ import (
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
-	"github.com/failpass/failpass/internal/pathglob"
 )
 
 // Validation command names a card's commands get in the invocation.
@@ -30,13 +28,13 @@ type CardPolicy struct {
 	// InRepo is the card's repository-relative path, "" when it lives
 	// outside the repository (an oracle file when inside).
 	InRepo string
-	// Oracle are the base-tree files the card's commands name.
-	Oracle []string
-	deny   []*pathglob.Pattern
+	// Scope is what the card protects over its base tree
+	// (budget.CardScope): its effective budget and oracle files.
+	Scope budget.Scope
 }
 
-// NewCardPolicy prepares c for the loop: its oracle files are read from
-// the base tree at c.BaseSHA.
+// NewCardPolicy prepares c for the loop: its scope is read from the base
+// tree at c.BaseSHA.
 func NewCardPolicy(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath string) (*CardPolicy, error) {
 	if c.BaseSHA == "" {
 		// An unsigned card: its base_ref, resolved now, is the base.
@@ -49,30 +47,12 @@ func NewCardPolicy(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath 
 		cc.BaseSHA = sha
 		c = &cc
 	}
-	p := &CardPolicy{Card: c}
-	if abs, err := filepath.Abs(cardPath); err == nil {
-		if rel, err := filepath.Rel(repo.Dir, abs); err == nil && !strings.HasPrefix(rel, "..") {
-			p.InRepo = filepath.ToSlash(rel)
-		}
-	}
-	out, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", c.BaseSHA)
+	p := &CardPolicy{Card: c, InRepo: gate.CardInRepo(repo, cardPath)}
+	files, err := gitpatch.BaseFiles(ctx, repo, c.BaseSHA)
 	if err != nil {
 		return nil, fmt.Errorf("card base %s: %w", c.BaseSHA, err)
 	}
-	files := map[string]bool{}
-	for _, f := range strings.Split(string(out), "\x00") {
-		if f != "" {
-			files[f] = true
-		}
-	}
-	p.Oracle = budget.OracleFiles([]card.Command{c.Fail, c.Pass, c.Invariant}, p.InRepo, func(f string) bool { return files[f] })
-	for _, g := range c.EffectiveBudget().DenyGlobs {
-		pat, err := pathglob.Compile(g)
-		if err != nil {
-			return nil, fmt.Errorf("card deny glob %q: %w", g, err)
-		}
-		p.deny = append(p.deny, pat)
-	}
+	p.Scope = budget.CardScope(c, p.InRepo, func(f string) bool { return files[f] })
 	return p, nil
 }
 
@@ -98,18 +78,10 @@ func (p *CardPolicy) command(c contract.ValidationCommand) (card.Command, bool) 
 	return card.Command{}, false
 }
 
-// Scope says why a path is outside the card's scope ("" when inside): a
-// deny glob matches it, or it is an oracle file.
-func (p *CardPolicy) Scope(path string) string {
-	for _, o := range p.Oracle {
-		if o == path {
-			return "is an oracle file of the card"
-		}
-	}
-	if pat, ok := pathglob.MatchAny(p.deny, path); ok {
-		return fmt.Sprintf("is denied by the card's deny glob %q", pat.String())
-	}
-	return ""
+// Outside says why a path is outside the card's scope ("" when inside):
+// it is an oracle file, or a deny glob matches it.
+func (p *CardPolicy) Outside(path string) string {
+	return p.Scope.Outside(path)
 }
 
 // Check applies the card's budget, with the gate's rules (budget.harness
@@ -124,7 +96,9 @@ func (p *CardPolicy) Check(ctx context.Context, repo *gitx.Repo, dir string) (*b
 	if err != nil {
 		return nil, err
 	}
-	return budget.CheckScope(cs, p.Card.EffectiveBudget(), budget.Scope{Oracle: p.Oracle, Harness: inputs}), nil
+	s := p.Scope
+	s.Harness = inputs
+	return s.Check(cs), nil
 }
 
 // argvString writes argv as one POSIX-quoted command string that

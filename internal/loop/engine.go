@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/model"
@@ -42,8 +43,12 @@ type Config struct {
 	// Log receives one progress line per phase (stderr in the CLI).
 	Log io.Writer
 	// Env is the environment of validation commands (nil: run's minimal
-	// default).
+	// default), and of the card's commands when CardEnv is nil.
 	Env []string
+	// CardEnv, when set, is the environment of the card's own validation
+	// commands (pass, invariant), its signed env included: the CLI gives
+	// gate.DefaultEnv, as the gate and the build cache's key have it.
+	CardEnv func(card.Command) []string
 	// Record, when set, keeps a signed gate record per attempt (needs Card).
 	Record *Recorder
 	// Sandbox, when set, contains every validation command (run.Spec's

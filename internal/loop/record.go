@@ -53,7 +53,7 @@ func (e *engine) writeRecord(ctx context.Context, r *Recorder, seq int, commit s
 	name := "attempt-" + strconv.Itoa(seq)
 	v, err := gate.Run(ctx, gate.Options{Repo: e.repo, Card: c, CardPath: r.CardPath, Diff: diff,
 		DiffName: fmt.Sprintf("%s (%s)", name, short(commit)), Base: c.BaseSHA, Trust: r.Trust, AllowUnsigned: r.AllowUnsigned,
-		LogDir: filepath.Join(e.logDir(), name+"-gate"), Env: r.Env})
+		LogDir: filepath.Join(e.logDir(), name+"-gate"), Env: r.Env, PatchedTree: true})
 	if err != nil {
 		return err
 	}

@@ -307,7 +307,7 @@ func (e *engine) decide(res *model.ReviewResult, rec *contract.ReviewRecord) err
 // changes against the initial base.
 func (e *engine) scope(p string) string {
 	if e.cfg.Card != nil {
-		return e.cfg.Card.Scope(p)
+		return e.cfg.Card.Outside(p)
 	}
 	if e.candidateFiles == nil {
 		e.candidateFiles = map[string]bool{}
@@ -331,9 +331,9 @@ func (e *engine) scope(p string) string {
 func (e *engine) fixBudget() model.FixBudget {
 	b := model.FixBudget{RemainingCycles: e.remainingCycles()}
 	if e.cfg.Card != nil {
-		eb := e.cfg.Card.Card.EffectiveBudget()
+		eb := e.cfg.Card.Scope.Budget
 		mf, ml := eb.MaxFiles, eb.MaxChangedLines
-		b.MaxFiles, b.MaxChangedLines, b.DenyGlobs, b.ProtectedPaths = &mf, &ml, eb.DenyGlobs, e.cfg.Card.Oracle
+		b.MaxFiles, b.MaxChangedLines, b.DenyGlobs, b.ProtectedPaths = &mf, &ml, eb.DenyGlobs, e.cfg.Card.Scope.Oracle
 	}
 	return b
 }

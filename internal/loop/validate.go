@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/run"
@@ -23,6 +24,7 @@ type step struct {
 	workdir string
 	expect  int
 	env     map[string]string
+	card    *card.Command // the card's command behind it, nil for others
 	timeout time.Duration
 	err     error // the command string cannot be split: unavailable
 }
@@ -33,12 +35,27 @@ func (e *engine) steps() []step {
 		s := step{cmd: c, workdir: ".", timeout: e.cfg.ValidationTimeout}
 		if cs, ok := e.cfg.Card.command(c); ok {
 			s.argv, s.workdir, s.expect, s.env, s.timeout = cs.Cmd, cs.Workdir, cs.ExpectExit, cs.Env, cs.Timeout
+			s.card = &cs
 		} else {
 			s.argv, s.err = SplitWords(c.Command)
 		}
 		out = append(out, s)
 	}
 	return out
+}
+
+// stepEnv is the environment of a validation command: a card's command
+// gets the card's (Config.CardEnv, as the gate gives it), any other
+// Config.Env with the card's signed env added when CardEnv is unset.
+func (e *engine) stepEnv(s step) []string {
+	if s.card != nil && e.cfg.CardEnv != nil {
+		return e.cfg.CardEnv(*s.card)
+	}
+	env := e.cfg.Env
+	for k, v := range s.env {
+		env = append(append([]string(nil), env...), k+"="+v)
+	}
+	return env
 }
 
 // runValidation runs every validation command in dir (a worktree of the
@@ -74,11 +91,7 @@ func (e *engine) runValidation(dir, tag string) ([]contract.ValidationOutcome, m
 			continue
 		}
 		logPath := filepath.Join(e.logDir(), fmt.Sprintf("%s-%d-%s.log", tag, i+1, s.cmd.Scope))
-		env := e.cfg.Env
-		for k, v := range s.env {
-			env = append(append([]string(nil), env...), k+"="+v)
-		}
-		res, err := run.Run(e.ctx, run.Spec{Argv: s.argv, Root: dir, Workdir: s.workdir, Env: env, Timeout: s.timeout, Log: logPath,
+		res, err := run.Run(e.ctx, run.Spec{Argv: s.argv, Root: dir, Workdir: s.workdir, Env: e.stepEnv(s), Timeout: s.timeout, Log: logPath,
 			Sandbox: policy, Session: sess})
 		logs[s.cmd.Name] = logPath
 		switch {

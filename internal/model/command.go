@@ -143,14 +143,7 @@ func (c *commandAdapter) baseEnv() []string {
 		out = append(out, kv)
 	}
 	if out == nil {
-		path := c.opts.Getenv("PATH")
-		if path == "" {
-			path = "/usr/local/bin:/usr/bin:/bin"
-		}
-		out = []string{"PATH=" + path, "LANG=C.UTF-8"}
-		if h := c.opts.Getenv("HOME"); h != "" {
-			out = append(out, "HOME="+h)
-		}
+		out = run.MinimalEnv(c.opts.Getenv)
 	}
 	return out
 }

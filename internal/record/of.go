@@ -12,13 +12,36 @@ import (
 	"github.com/failpass/failpass/internal/version"
 )
 
-// Of builds the record of gate verdict v on diff for card c in repo: the
-// patched tree git makes from the verdict's base (or, when the gate
-// stopped before resolving it, from the card's own base), the diff's
-// numstat, this failpass's version and at. It is the one builder of the
-// records `gate --record` writes and the loop keeps per attempt. Nothing
-// here runs a card command; the tree is built in git's object store.
+// Of builds the record of gate verdict v on diff for card c in repo. It
+// takes what the verdict carries as it is: the patched tree (v.Tree, when
+// the gate ran with Options.PatchedTree) and the numstat of its change set
+// (v.Changes). What the verdict lacks, because the gate stopped before
+// computing it, is computed here the same way: the tree git makes from
+// the verdict's base (or, when the gate stopped before resolving it, from
+// the card's own base), and git's reading of the diff. Then this
+// failpass's version and at. It is the one builder of the records `gate
+// --record` writes and the loop keeps per attempt. Nothing here runs a
+// card command; a tree is built in git's object store.
 func Of(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *gate.Verdict, at time.Time) (*Statement, error) {
+	patched, err := patchedOf(ctx, repo, c, diff, v)
+	if err != nil {
+		return nil, err
+	}
+	var files []FileStat
+	if v.Changes != nil {
+		files = Numstat(v.Changes)
+	} else if files, err = ReadNumstat(ctx, diff); err != nil {
+		return nil, err
+	}
+	return New(v, c, diff, patched, files, version.String(), at)
+}
+
+// patchedOf is the record's subject tree: the verdict's when it carries
+// one, else PatchedTree of its base; nil when no base is a commit here.
+func patchedOf(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *gate.Verdict) (*Patched, error) {
+	if v.Tree != "" && v.Base != "" {
+		return &Patched{Base: v.Base, Tree: v.Tree, Applied: true}, nil
+	}
 	base := v.Base
 	if base == "" {
 		// The gate stopped before card.base (an unsigned card): the record
@@ -27,18 +50,10 @@ func Of(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *gate
 			base = strings.TrimSpace(string(out))
 		}
 	}
-	var patched *Patched
-	if base != "" {
-		var err error
-		if patched, err = PatchedTree(ctx, repo, base, diff); err != nil {
-			return nil, err
-		}
+	if base == "" {
+		return nil, nil
 	}
-	files, err := ReadNumstat(ctx, diff)
-	if err != nil {
-		return nil, err
-	}
-	return New(v, c, diff, patched, files, version.String(), at)
+	return PatchedTree(ctx, repo, base, diff)
 }
 
 // Signed is Of, in canonical bytes, with their signature by s.

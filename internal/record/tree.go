@@ -3,8 +3,6 @@ package record
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/failpass/failpass/internal/gitpatch"
@@ -21,52 +19,29 @@ type Patched struct {
 	Applied bool
 }
 
-// PatchedTree computes the tree diff makes from base entirely in git's
-// object store: a throwaway index (GIT_INDEX_FILE in a temp folder),
-// `git read-tree <base>`, `git apply --cached` with the diff on stdin,
-// `git write-tree`. No checkout, no worktree, no command of the card: the
-// user's index and working tree are never touched, and the only trace is
-// the blobs and trees written to the object store (unreferenced, so gc
-// collects them).
-//
-// A diff git refuses to apply is not an error: the result is the base's
-// tree with Applied false, so a record of a refused candidate still names
-// a tree. Git is run against the common git directory by path, so no
-// repository discovery follows a planted .git file.
+// PatchedTree is gitpatch.PatchedTree of the commit base names, with
+// the base's own tree standing for the patched one when git refuses the
+// diff (Applied false), so a record of a refused candidate still names a
+// tree. A base the repository does not hold is a *BaseError.
 func PatchedTree(ctx context.Context, repo *gitx.Repo, base string, diff []byte) (*Patched, error) {
-	tmp, err := os.MkdirTemp("", "failpass-record-index-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
-	git := func(stdin []byte, args ...string) (string, error) {
-		out, err := gitx.CommandEnv(ctx, tmp, stdin, env, append([]string{"--git-dir=" + repo.CommonDir}, args...)...)
+	rev := func(arg string) (string, error) {
+		out, err := gitx.Command(ctx, repo.CommonDir, nil, "--git-dir="+repo.CommonDir, "rev-parse", "--verify", "--quiet", "--end-of-options", arg)
 		return strings.TrimSpace(string(out)), err
 	}
-	commit, err := git(nil, "rev-parse", "--verify", "--quiet", "--end-of-options", base+"^{commit}")
+	commit, err := rev(base + "^{commit}")
 	if err != nil {
 		return nil, &BaseError{Base: base, Repo: repo.Dir}
 	}
-	baseTree, err := git(nil, "rev-parse", "--verify", "--end-of-options", commit+"^{tree}")
+	tree, applied, err := gitpatch.PatchedTree(ctx, repo, commit, diff)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := git(nil, "read-tree", commit); err != nil {
-		return nil, err
-	}
-	if _, err := git(diff, "apply", "--cached", "--whitespace=nowarn", "-"); err != nil {
-		var ge *gitx.Error
-		if errors.As(err, &ge) {
-			return &Patched{Base: commit, Tree: baseTree, Applied: false}, nil
+	if !applied {
+		if tree, err = rev(commit + "^{tree}"); err != nil {
+			return nil, err
 		}
-		return nil, err
 	}
-	tree, err := git(nil, "write-tree")
-	if err != nil {
-		return nil, err
-	}
-	return &Patched{Base: commit, Tree: tree, Applied: true}, nil
+	return &Patched{Base: commit, Tree: tree, Applied: applied}, nil
 }
 
 // BaseError is a base commit the repository does not hold: the tree

@@ -40,7 +40,7 @@ type Spec struct {
 	Argv    []string
 	Root    string          // absolute; the tree the command is confined to
 	Workdir string          // relative to Root ("." default)
-	Env     []string        // full environment (KEY=VALUE); nil means a minimal default (PATH, HOME, LANG=C.UTF-8, TMPDIR)
+	Env     []string        // full environment (KEY=VALUE); nil means MinimalEnv(os.Getenv)
 	Timeout time.Duration   // 0 means DefaultTimeout (10m)
 	Log     string          // log file path ("" discards output)
 	MaxLog  int64           // 0 means DefaultMaxLog (1 MiB)
@@ -241,7 +241,7 @@ func prepare(s Spec, sess *sandbox.Session) (*prepared, Result, error) {
 	}
 	p := &prepared{dir: dir, env: s.Env, timeout: s.Timeout, started: s.Started}
 	if p.env == nil {
-		p.env = defaultEnv()
+		p.env = MinimalEnv(os.Getenv)
 	}
 	if s.Sandbox != nil || s.View != nil {
 		if p.sb, p.env, err = prepareSandbox(s, p.env, sess); err != nil {
@@ -421,18 +421,4 @@ func resolveArgv0(name, dir string, env []string) (string, error) {
 		}
 	}
 	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
-}
-
-// defaultEnv is the environment of a Spec without one: enough to find
-// programs and a home, nothing of the tool's own secrets.
-func defaultEnv() []string {
-	path := os.Getenv("PATH")
-	if path == "" {
-		path = "/usr/local/bin:/usr/bin:/bin"
-	}
-	home := os.Getenv("HOME")
-	if home == "" {
-		home = "/"
-	}
-	return []string{"PATH=" + path, "HOME=" + home, "LANG=C.UTF-8", "TMPDIR=" + os.TempDir()}
 }
