@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/failpass/failpass/internal/gittest"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,35 +18,13 @@ import (
 	"github.com/failpass/failpass/internal/sign"
 )
 
-func TestMain(m *testing.M) {
-	home, _ := os.MkdirTemp("", "signoff-test-home")
-	os.Setenv("HOME", home)
-	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	code := m.Run()
-	os.RemoveAll(home)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { gittest.Main(m, "signoff") }
 
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	full := append([]string{"-c", "user.name=T", "-c", "user.email=t@example.org"}, args...)
-	out, err := gitx.Command(context.Background(), dir, nil, full...)
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return string(out)
-}
-
-func write(t testing.TB, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// The test repository's git and files, as every package drives them.
+var (
+	git   = gittest.Git
+	write = gittest.Write
+)
 
 // The repository: a bug (answer=41) and a check that wants 42. The fail
 // run leaves a marker behind; the invariant fails if it sees it, so a

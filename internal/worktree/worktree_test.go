@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/failpass/failpass/internal/gittest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -31,12 +32,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(signalEnv); dir != "" {
 		os.Exit(signaledChild(dir))
 	}
-	home, _ := os.MkdirTemp("", "worktree-test-home")
-	os.Setenv("HOME", home)
-	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	code := m.Run()
-	os.RemoveAll(home)
-	os.Exit(code)
+	gittest.Main(m, "worktree")
 }
 
 // killedChild is the child half of TestGCAfterKill: it makes a worktree,
@@ -101,15 +97,11 @@ func signaledChild(repoDir string) int {
 	return 0
 }
 
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	full := append([]string{"-c", "user.name=T", "-c", "user.email=t@example.org"}, args...)
-	out, err := gitx.Command(context.Background(), dir, nil, full...)
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return string(out)
-}
+// The test repository's git and files, as every package drives them.
+var (
+	git   = gittest.Git
+	write = gittest.Write
+)
 
 // newRepo makes a repository with two commits (base, then head) and a
 // checkout that has every kind of local state failpass must not touch.
@@ -138,13 +130,6 @@ func newRepo(t *testing.T) (*gitx.Repo, string) {
 		t.Fatal(err)
 	}
 	return repo, base
-}
-
-func write(t *testing.T, dir, name, content string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // state is everything of the user's checkout failpass must leave as it was.
