@@ -3,6 +3,7 @@ package card
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,17 +42,7 @@ func Marshal(c *Card) ([]byte, error) {
 		if t := timeout(cmd.Timeout); t != DefaultTimeout {
 			kv("  ", "timeout", q(formatDuration(t)))
 		}
-		if len(cmd.Env) > 0 {
-			b.WriteString("  env:\n")
-			keys := make([]string, 0, len(cmd.Env))
-			for k := range cmd.Env {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				kv("    ", q(k), q(cmd.Env[k]))
-			}
-		}
+		marshalEnv(&b, cmd.Env)
 	}
 	b.WriteString("budget:\n")
 	kv("  ", "max_files", strconv.Itoa(c.Budget.MaxFiles))
@@ -146,4 +137,16 @@ func list(items []string) string {
 		qs[i] = q(s)
 	}
 	return "[" + strings.Join(qs, ", ") + "]"
+}
+
+// marshalEnv writes a command's env block, keys sorted; nothing when env
+// is empty.
+func marshalEnv(b *strings.Builder, env map[string]string) {
+	if len(env) == 0 {
+		return
+	}
+	b.WriteString("  env:\n")
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		fmt.Fprintf(b, "    %s: %s\n", q(k), q(env[k]))
+	}
 }

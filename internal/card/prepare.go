@@ -80,17 +80,7 @@ func marshalPrepare(b *strings.Builder, pr *Prepare) {
 	if t := timeout(pr.Timeout); t != DefaultTimeout {
 		kv("  ", "timeout", q(formatDuration(t)))
 	}
-	if len(pr.Env) > 0 {
-		b.WriteString("  env:\n")
-		keys := make([]string, 0, len(pr.Env))
-		for k := range pr.Env {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			kv("    ", q(k), q(pr.Env[k]))
-		}
-	}
+	marshalEnv(b, pr.Env)
 }
 
 // canonPrepare is prepare in the signed bytes: workdir, timeout and env
