@@ -55,11 +55,11 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	// runs: a build takes minutes.
 	rev := pos[0]
 	if *out == "" {
-		full, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
-		if err != nil || len(strings.TrimSpace(string(full))) < 12 {
+		full, err := repo.Commit(ctx, rev)
+		if err != nil || len(full) < 12 {
 			return Errorf("%s does not name a commit in %s", rev, repo.Dir).Hint("fetch it, or name it by its full id")
 		}
-		*out = "fix-" + strings.TrimSpace(string(full))[:12] + ".yml"
+		*out = "fix-" + full[:12] + ".yml"
 	}
 	if *refOut == "" {
 		*refOut = strings.TrimSuffix(strings.TrimSuffix(*out, ".yml"), ".yaml") + ".reference.diff"

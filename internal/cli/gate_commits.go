@@ -71,7 +71,7 @@ func commitsDiff(ctx context.Context, repo *gitx.Repo, r string) ([]byte, error)
 
 // commitOf resolves rev to a commit id in repo.
 func commitOf(ctx context.Context, repo *gitx.Repo, rev, side string) (string, error) {
-	out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	out, err := repo.Commit(ctx, rev)
 	if err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) {
@@ -80,5 +80,5 @@ func commitOf(ctx context.Context, repo *gitx.Repo, rev, side string) (string, e
 		}
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return out, nil
 }

@@ -77,11 +77,11 @@ func runPrompt(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		rev, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", *candidate+"^{commit}")
+		rev, err := repo.Commit(ctx, *candidate)
 		if err != nil {
 			return Errorf("--candidate %q is not a commit in %s", *candidate, repo.Dir).Hint("give a branch, tag or commit of the repository")
 		}
-		out, err := repo.Git(ctx, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "--stat=100", base, strings.TrimSpace(string(rev)), "--")
+		out, err := repo.Git(ctx, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "--stat=100", base, rev, "--")
 		if err != nil {
 			return err
 		}
@@ -136,7 +136,7 @@ func cardBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error
 	if want == "" {
 		want = c.BaseRef
 	}
-	out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", want+"^{commit}")
+	out, err := repo.Commit(ctx, want)
 	if err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) {
@@ -144,7 +144,7 @@ func cardBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error
 		}
 		return "", err
 	}
-	sha := strings.TrimSpace(string(out))
+	sha := out
 	if c.BaseSHA != "" && sha != c.BaseSHA {
 		return "", Errorf("the card's base_sha %s resolves to %s", c.BaseSHA, sha)
 	}

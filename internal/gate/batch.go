@@ -222,8 +222,8 @@ func (b *Batch) cardSetup(ctx context.Context, o Options) (string, string, error
 	}
 	b.mu.Unlock()
 	if !ok {
-		if out, err := b.repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", BaseRev(o.Card)+"^{commit}"); err == nil {
-			s.base = strings.TrimSpace(string(out))
+		if out, err := b.repo.Commit(ctx, BaseRev(o.Card)); err == nil {
+			s.base = out
 		}
 		s.digest, s.err = o.Card.Digest()
 		close(s.done)

@@ -393,7 +393,7 @@ func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 	want := BaseRev(c)
 	sha := g.o.Base
 	if sha == "" {
-		out, err := g.o.Repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", want+"^{commit}")
+		out, err := g.o.Repo.Commit(ctx, want)
 		if err != nil {
 			var ge *gitx.Error
 			if errors.As(err, &ge) {
@@ -401,7 +401,7 @@ func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 			}
 			return "", err
 		}
-		sha = strings.TrimSpace(string(out))
+		sha = out
 	}
 	if c.BaseSHA != "" && sha != c.BaseSHA {
 		return "", g.fail(RuleCardBase, fmt.Sprintf("base_sha %s resolves to %s", c.BaseSHA, sha))

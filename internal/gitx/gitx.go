@@ -138,6 +138,15 @@ func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 	return Command(ctx, r.Dir, nil, args...)
 }
 
+// Commit resolves rev (a branch, tag, commit id or any revision) to the
+// full id of the commit it names. A rev that names no commit here is a
+// *Error (git's own exit), so callers can tell it from trouble running
+// git.
+func (r *Repo) Commit(ctx context.Context, rev string) (string, error) {
+	out, err := r.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	return strings.TrimSpace(string(out)), err
+}
+
 // StateDir is where failpass keeps everything of its own for this
 // repository: <git common dir>/failpass/<sub>.
 func (r *Repo) StateDir(sub ...string) string {

@@ -159,7 +159,7 @@ func MakeBase(ctx context.Context, repo *gitx.Repo, parent, rev string, tests []
 
 // revParse resolves rev to a full commit id; "" when it names no commit.
 func revParse(ctx context.Context, repo *gitx.Repo, rev string) (string, error) {
-	out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	out, err := repo.Commit(ctx, rev)
 	if err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) {
@@ -167,7 +167,7 @@ func revParse(ctx context.Context, repo *gitx.Repo, rev string) (string, error) 
 		}
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return out, nil
 }
 
 // catFile is the content of path in rev; nil when rev has no such file.

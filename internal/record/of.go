@@ -2,7 +2,6 @@ package record
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
@@ -46,8 +45,8 @@ func patchedOf(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, 
 	if base == "" {
 		// The gate stopped before card.base (an unsigned card): the record
 		// still names the tree the card's base would have been patched to.
-		if out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", gate.BaseRev(c)+"^{commit}"); err == nil {
-			base = strings.TrimSpace(string(out))
+		if out, err := repo.Commit(ctx, gate.BaseRev(c)); err == nil {
+			base = out
 		}
 	}
 	if base == "" {

@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
@@ -121,7 +120,7 @@ func Base(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
 	if ref == "" {
 		ref = c.BaseRef
 	}
-	out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	out, err := repo.Commit(ctx, ref)
 	if err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) {
@@ -134,7 +133,7 @@ func Base(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
 		}
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return out, nil
 }
 
 // Run runs the decision table: the fail command Repeat times and the

@@ -452,11 +452,11 @@ func resolveCommit(ctx context.Context, repo *gitx.Repo, commit string) (string,
 	if isObjectID(commit) {
 		return commit, nil
 	}
-	out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", commit+"^{commit}")
+	out, err := repo.Commit(ctx, commit)
 	if err != nil {
 		return "", fmt.Errorf("worktree: %q is not a commit in %s: %w", commit, repo.Dir, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return out, nil
 }
 
 func withLock(repo *gitx.Repo, f func() error) error {
