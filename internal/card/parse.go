@@ -449,6 +449,20 @@ func (p *parser) rfc3339(n *yaml.Node, field string) (string, time.Time, error) 
 	return s, t, nil
 }
 
+// Fields lists the keys a card may hold, at the top and in its blocks,
+// for help text: every key the parser accepts, in its order.
+func Fields() [][2]string {
+	join := func(keys []string) string { return strings.Join(keys, " ") }
+	return [][2]string{
+		{"card", join(rootKeys)},
+		{"fail, pass, invariant", join(commandKeys)},
+		{"budget", join(budgetKeys)},
+		{"prepare", join(prepareKeys)},
+		{"held_out", join(heldOutKeys)},
+		{"signoff", join(signoffKeys)},
+	}
+}
+
 var rootKeys = []string{"id", "origin", "base_ref", "base_sha", "expires", "fail", "pass", "invariant", "budget", "sandbox", "prepare", "canary", "held_out", "signoff", "signatures", "annotations"}
 
 var (

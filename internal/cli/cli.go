@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/failpass/failpass/internal/card"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -189,6 +191,12 @@ func printUsage(w io.Writer, table []*command, path []string) {
 		fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s <command> -h' for a command's flags.\n", prefix)
+	if slices.Equal(path, []string{"card"}) {
+		fmt.Fprintf(w, "\nCard fields (docs/card.md):\n")
+		for _, f := range card.Fields() {
+			fmt.Fprintf(w, "  %-22s %s\n", f[0]+":", f[1])
+		}
+	}
 	if path == nil {
 		fmt.Fprintf(w, "'failpass --version' prints the version. Exit codes: 0 pass/valid, 1 a rule broken/not valid, 2 trouble, 130 interrupted.\n")
 	}
