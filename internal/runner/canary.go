@@ -246,8 +246,21 @@ func (c Command) goCanary(fsys fs.FS, argv []string, l *layout, token string) (*
 		clause, test, token[:5], token[5:])
 	return &Canary{
 		File: path.Join(dir, token+"_test.go"), Source: []byte(src), Oracle: oracle,
-		Argv: retarget(argv, l, []string{"-run=^" + test + "$", pkgArg}),
+		Argv: retarget(argv, l, append(noVet(argv), "-run=^"+test+"$", pkgArg)),
 	}, nil
+}
+
+// noVet is "-vet=off" unless argv sets -vet itself. go test vets a
+// package before testing it, and the canary's new file makes it vet the
+// package again (vet's results are cached by content): time spent on what
+// the canary does not ask, whether failures are still reported.
+func noVet(argv []string) []string {
+	for _, a := range argv {
+		if a == "-vet" || a == "--vet" || strings.HasPrefix(a, "-vet=") || strings.HasPrefix(a, "--vet=") {
+			return nil
+		}
+	}
+	return []string{"-vet=off"}
 }
 
 // goTestName is the one test a -run pattern names ("^TestX$", "TestX",
