@@ -179,7 +179,7 @@ func TestCardTrustFromFile(t *testing.T) {
 	tampered := signed
 	tampered.Budget.MaxFiles = 30
 
-	check, err := cardTrustFromFile(as)
+	check, err := sign.LoadTrust(as)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,15 +193,15 @@ func TestCardTrustFromFile(t *testing.T) {
 		{"tampered", &tampered, false},
 	} {
 		who, err := check(tc.c)
-		var te *CardTrustError
+		var te *sign.TrustError
 		switch {
 		case tc.ok && (err != nil || strings.Join(who, ",") != "m@example.org"):
 			t.Errorf("%s: check = %v, %v; want m@example.org", tc.name, who, err)
 		case !tc.ok && !errors.As(err, &te):
-			t.Errorf("%s: check = %v, %v; want *CardTrustError", tc.name, who, err)
+			t.Errorf("%s: check = %v, %v; want *sign.TrustError", tc.name, who, err)
 		}
 	}
-	if _, err := cardTrustFromFile(as, dir); err == nil {
-		t.Errorf("cardTrustFromFile(%q, %q) = nil error, want the trust file refused", as, dir)
+	if _, err := sign.LoadTrust(as, dir); err == nil {
+		t.Errorf("LoadTrust(%q, %q) = nil error, want the trust file refused", as, dir)
 	}
 }

@@ -18,10 +18,11 @@ import (
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/sign"
+	"github.com/failpass/failpass/internal/signoff"
 )
 
 const loopStartUsage = `failpass loop start --branch BRANCH --reviewer SPEC --fixer SPEC
-    [--base REF] [--card FILE (--allowed-signers FILE | --allow-unsigned)]
+    [--base REF] [--card FILE [--allowed-signers FILE | --allow-unsigned]]
     [--invocation FILE] [--decider SPEC] [--lenses LIST] [--cycles N]
     [--review-mode fresh_subagent|in_agent_override --override-authorization WHO]
     [--publish local_commit|update_pr --remote NAME --pr N --pr-head-ref REF --expected-old SHA]
@@ -43,7 +44,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.fixer, "fixer", "", "fixer adapter `SPEC`")
 	fs.StringVar(&f.base, "base", "", "comparison base `REF` (default: the card's base_sha)")
 	fs.StringVar(&f.card, "card", "", "contract card `FILE`: the change contract, validation and budget")
-	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "SSH allowed_signers `FILE` to verify the card against")
+	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "SSH allowed_signers `FILE` to verify the card against (default: git config gpg.ssh.allowedSignersFile, as the gate)")
 	fs.BoolVar(&f.allowUnsigned, "allow-unsigned", false, "use an unsigned card")
 	fs.StringVar(&f.invocation, "invocation", "", "a complete invocation document `FILE`")
 	fs.StringVar(&f.decider, "decider", "", "external decider adapter `SPEC` (default: the built-in policy)")
@@ -75,8 +76,6 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{Msg: "loop start needs --reviewer SPEC and --fixer SPEC", Hint: "e.g. --reviewer cmd:./reviewer --fixer cmd:./fixer"}
 	case f.card == "" && f.invocation == "":
 		return &UsageError{Msg: "loop start needs --card FILE or --invocation FILE", Hint: "without a card, the goal, acceptance criteria and validation commands come from an invocation document"}
-	case f.card != "" && !f.allowUnsigned && f.allowedSigners == "":
-		return &UsageError{Msg: "--card needs --allowed-signers FILE or --allow-unsigned"}
 	case f.allowUnsigned && f.allowedSigners != "":
 		return &UsageError{Msg: "--allow-unsigned and --allowed-signers exclude each other"}
 	case f.recordKey != "" && f.card == "":
@@ -168,8 +167,15 @@ func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Set
 	if st.AllowUnsigned {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
 	} else {
-		if trust, err = cardTrustFromFile(st.AllowedSigners); err != nil {
+		// The gate's trust roots: --allowed-signers, else git config
+		// gpg.ssh.allowedSignersFile, never a file inside failpass's
+		// worktrees.
+		if trust, err = signoff.TrustIn(ctx, repo, st.AllowedSigners); err != nil {
 			return nil, nil, err
+		}
+		if trust == nil {
+			return nil, nil, Errorf("card %s: no allowed signers to check its signature against", st.Card).
+				Hint("pass --allowed-signers FILE, or set git config gpg.ssh.allowedSignersFile, or --allow-unsigned deliberately")
 		}
 		if _, err := trust(c); err != nil {
 			return nil, nil, Errorf("card %s: signature: %v", st.Card, err).Hint("sign it with 'failpass card sign', or pass --allow-unsigned deliberately")
