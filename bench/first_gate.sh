@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# bench/first_gate.sh: what the first gate after signing costs (issue #14:
+# at most 1.3x a warm gate), on a real fix commit.
+#
+# Each round clones REPO afresh (cold caches), builds a card from the fix
+# commit REV (card from-commit), signs it with its reference fix (card sign
+# --reference, whose base runs fill the card's build cache), signs it once
+# more (--force: a new signoff, so no result cache of the first gate
+# applies), then times
+#   first: the gate of the reference fix, the first after that signing
+#   warm:  the same gate again with --no-cache (verdict and base results
+#          run afresh; build caches are never skipped)
+# and prints the medians and first/warm.
+#
+#   bench/first_gate.sh REPO REV [ROUNDS]     ROUNDS=5 by default
+#   e.g. bench/first_gate.sh https://github.com/google/uuid a2b2b32
+set -euo pipefail
+repo=${1:?usage: bench/first_gate.sh REPO REV [ROUNDS]}
+rev=${2:?usage: bench/first_gate.sh REPO REV [ROUNDS]}
+rounds=${3:-5}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fp="$work/failpass"
+go build -o "$fp" "$root/cmd/failpass"
+ssh-keygen -q -t ed25519 -N '' -C bench -f "$work/key"
+echo "bench@example.org $(cut -d' ' -f1,2 "$work/key.pub")" > "$work/allowed"
+ms() { local s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; local e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
+first=(); warm=()
+for i in $(seq 1 "$rounds"); do
+  d="$work/round$i"
+  git clone -q "$repo" "$d/r"
+  cd "$d/r"
+  "$fp" card from-commit "$rev" -o "$d/card.yml" >/dev/null
+  sign() { "$fp" card sign "$@" --card "$d/card.yml" --reference "$d/card.reference.diff" --key "$work/key" --principal bench@example.org >/dev/null; }
+  sign
+  sign --force
+  g() { "$fp" gate --card "$d/card.yml" --allowed-signers "$work/allowed" --diff "$d/card.reference.diff" "$@"; }
+  first+=("$(ms g)")
+  warm+=("$(ms g --no-cache)")
+  g | grep -q '^GATE: PASS' || { echo "bench: the reference fix did not pass"; exit 1; }
+  cd "$work"; rm -rf "$d"
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+mf=$(median "${first[@]}"); mw=$(median "${warm[@]}")
+echo "first gate after signing: median $mf ms [${first[*]}]"
+echo "warm gate (--no-cache):   median $mw ms [${warm[*]}]"
+awk -v f="$mf" -v w="$mw" 'BEGIN { printf "first/warm: %.2f (target <= 1.3)\n", f/w }'
