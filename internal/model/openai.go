@@ -37,6 +37,9 @@ type openAIAdapter struct {
 	key     string
 	opts    Options
 	client  *http.Client
+	// wait sleeps between attempts; tests replace it to see the waits
+	// asked for without spending them.
+	wait func(ctx context.Context, d time.Duration) bool
 }
 
 func newOpenAI(modelName string, opts Options) (*openAIAdapter, error) {
@@ -75,7 +78,7 @@ func newOpenAI(modelName string, opts Options) (*openAIAdapter, error) {
 		// request body (and, on the same host, the key) somewhere else.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &openAIAdapter{model: modelName, baseURL: base, key: key, opts: opts, client: client}, nil
+	return &openAIAdapter{model: modelName, baseURL: base, key: key, opts: opts, client: client, wait: sleep}, nil
 }
 
 // ConfigError is an adapter that cannot be set up: no key, a bad URL.
@@ -187,7 +190,7 @@ func (a *openAIAdapter) Call(ctx context.Context, role Role, request []byte, wor
 			break
 		}
 		if attempts > a.opts.Retries || !last.retryable() ||
-			!sleep(cctx, retryWait(attempts-1, last.header, time.Now(), rand.Float64())) {
+			!a.wait(cctx, retryWait(attempts-1, last.header, time.Now(), rand.Float64())) {
 			break
 		}
 	}
