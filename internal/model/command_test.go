@@ -179,7 +179,7 @@ func TestFixCommand(t *testing.T) {
 		{name: "edits and a diff", body: "printf 'x\\n' > README; printf -- '" + strings.ReplaceAll(fixDiff, "\n", "\\n") + "'\n", refuse: "both edited files and wrote a diff"},
 		{name: "commits", body: "printf 'x\\n' > README; git -c user.name=x -c user.email=x@x commit -qam fix\n", refuse: "moved HEAD"},
 		{name: "diff does not apply", body: "printf -- '--- a/README\\n+++ b/README\\n@@ -1 +1 @@\\n-nothere\\n+x\\n'\n", refuse: "does not apply"},
-		{name: "diff escapes the worktree", body: "printf -- '--- a/../escape\\n+++ b/../escape\\n@@ -0,0 +1 @@\\n+x\\n'\n", refuse: "does not apply"},
+		{name: "diff escapes the worktree", body: "printf -- '--- /dev/null\\n+++ b/../escape\\n@@ -0,0 +1 @@\\n+x\\n'\n", refuse: `"../escape"`},
 		{name: "garbage", body: "echo 'I fixed it!'\n", refuse: "no unified diff"},
 		{name: "edits and talks", body: "printf 'hello\\n' > README; echo done\n", refuse: "stdout must stay empty"},
 		{name: "hangs", body: "sleep 30\n", fail: "timed out"},

@@ -2,7 +2,8 @@ package model
 
 import (
 	"bytes"
-	"strconv"
+	"github.com/failpass/failpass/internal/patch"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -78,7 +79,7 @@ func extractDiff(reply []byte) (*Reply, *RefusedError) {
 	if start < 0 {
 		return nil, refuse(RoleDrafter, "the reply holds no unified diff")
 	}
-	end, files, rerr := scanDiff(region, start)
+	end, files, rerr := diffEnd(region, start)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -168,8 +169,7 @@ func isDiffInfo(info string) bool {
 }
 
 // findSection returns the index of the first line at or after from that
-// starts a file section of a diff ("diff --git", or "--- " directly
-// followed by "+++ "), or -1.
+// starts a patch, or -1.
 func findSection(lines []string, from int) int {
 	for i := from; i < len(lines); i++ {
 		if sectionStart(lines, i) {
@@ -179,193 +179,46 @@ func findSection(lines []string, from int) int {
 	return -1
 }
 
+// sectionStart reports whether lines[i] starts a patch. Only the two
+// lines that can decide it are trimmed, so a long reply stays linear.
 func sectionStart(lines []string, i int) bool {
-	l := bare(lines[i])
-	if strings.HasPrefix(l, "diff --git ") {
-		return true
+	head := []string{bare(lines[i])}
+	if i+1 < len(lines) {
+		head = append(head, bare(lines[i+1]))
 	}
-	return strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(bare(lines[i+1]), "+++ ")
+	return patch.StartsPatch(head)
 }
 
-var hunkHeader = lazyRegexp(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
-
-// gitHeaderPrefixes are the extended header lines of a git diff section.
-var gitHeaderPrefixes = []string{
-	"index ", "old mode ", "new mode ", "deleted file mode ", "new file mode ",
-	"similarity index ", "dissimilarity index ", "rename from ", "rename to ",
-	"copy from ", "copy to ", "Binary files ", "GIT binary patch",
-}
-
-// scanDiff reads file sections from start, counting hunk lines against
-// their headers, and returns the index just past the diff and the paths
-// it names. The diff ends at the first line that is neither a header, a
-// hunk line nor the start of another section.
-func scanDiff(lines []string, start int) (int, []string, *RefusedError) {
+// diffEnd reads the patches that start at lines[start] with the gate's own
+// strict scanner (package patch) and returns the index just past them and
+// the paths they name: a
+// diff the gate would refuse is refused here, with the same reason. The
+// diff ends at the first line after a complete patch that starts no
+// other patch.
+func diffEnd(lines []string, start int) (int, []string, *RefusedError) {
+	trimmed := make([]string, len(lines)-start)
+	for i, l := range lines[start:] {
+		trimmed[i] = strings.TrimSuffix(l, "\n")
+	}
+	n, changes, err := patch.Lead(trimmed)
+	if err != nil {
+		return 0, nil, refuse(RoleDrafter, "the diff does not parse: %v", err)
+	}
+	end := start + n
+	// A diff line right after a complete hunk means its header undercounts:
+	// using the hunk as counted would drop part of the change.
+	if end < len(lines) {
+		if h := bare(lines[end]); h != "" && (h[0] == '+' || h[0] == '-' || h[0] == ' ') {
+			return 0, nil, refuse(RoleDrafter, "the hunk before line %d of the diff is longer than its header says", n+1)
+		}
+	}
 	var files []string
-	seen := map[string]bool{}
-	i := start
-	for i < len(lines) && sectionStart(lines, i) {
-		l := bare(lines[i])
-		var oldPath, newPath string
-		changes := false // a hunk, a mode change, a rename, a binary patch
-		if strings.HasPrefix(l, "diff --git ") {
-			oldPath, newPath = splitGitHeader(strings.TrimPrefix(l, "diff --git "))
-			i++
-			binary := false
-			for i < len(lines) {
-				h := bare(lines[i])
-				if binary {
-					if h == "" {
-						binary = false
-					}
-					i++
-					continue
-				}
-				matched := false
-				for _, p := range gitHeaderPrefixes {
-					if strings.HasPrefix(h, p) {
-						matched = true
-						if p != "index " {
-							changes = true
-						}
-						switch p {
-						case "rename from ", "copy from ":
-							oldPath = unquote(strings.TrimPrefix(h, p))
-						case "rename to ", "copy to ":
-							newPath = unquote(strings.TrimPrefix(h, p))
-						case "GIT binary patch":
-							binary = true
-						}
-					}
-				}
-				if !matched {
-					break
-				}
-				i++
-			}
-		}
-		if i+1 < len(lines) && strings.HasPrefix(bare(lines[i]), "--- ") && strings.HasPrefix(bare(lines[i+1]), "+++ ") {
-			if o := headerPath(bare(lines[i])[4:]); o != "/dev/null" {
-				oldPath = stripSide(o)
-			}
-			if n := headerPath(bare(lines[i+1])[4:]); n != "/dev/null" {
-				newPath = stripSide(n)
-			}
-			i += 2
-		}
-		for i < len(lines) {
-			m := hunkHeader().FindStringSubmatch(bare(lines[i]))
-			if m == nil {
-				break
-			}
-			changes = true
-			oldN, newN := count(m[2]), count(m[4])
-			at := i + 1
-			i++
-			for oldN > 0 || newN > 0 {
-				if i >= len(lines) {
-					return 0, nil, refuse(RoleDrafter, "the hunk at line %d is shorter than its header says", at)
-				}
-				h := bare(lines[i])
-				switch {
-				case h == "" || h[0] == ' ':
-					oldN--
-					newN--
-				case h[0] == '-':
-					oldN--
-				case h[0] == '+':
-					newN--
-				case h[0] == '\\':
-				default:
-					return 0, nil, refuse(RoleDrafter, "the hunk at line %d is shorter than its header says", at)
-				}
-				if oldN < 0 || newN < 0 {
-					return 0, nil, refuse(RoleDrafter, "the hunk at line %d does not match its header", at)
-				}
-				i++
-			}
-			if i < len(lines) && strings.HasPrefix(bare(lines[i]), `\ `) {
-				i++
-			}
-			// A diff line right after a complete hunk means the header
-			// undercounts: using the hunk as counted would drop part of
-			// the change, so the whole reply is refused.
-			if i < len(lines) && !sectionStart(lines, i) && !hunkHeader().MatchString(bare(lines[i])) {
-				if h := bare(lines[i]); h != "" && (h[0] == '+' || h[0] == '-' || h[0] == ' ') {
-					return 0, nil, refuse(RoleDrafter, "the hunk at line %d is longer than its header says", at)
-				}
-			}
-		}
-		key := newPath
-		if key == "" {
-			key = oldPath
-		}
-		if key == "" {
-			return 0, nil, refuse(RoleDrafter, "a file section of the diff names no path")
-		}
-		if !changes {
-			return 0, nil, refuse(RoleDrafter, "the diff for %s has no hunks", key)
-		}
-		if seen[key] {
-			return 0, nil, refuse(RoleDrafter, "the reply holds more than one diff (%s is changed twice)", key)
-		}
-		seen[key] = true
-		for _, p := range []string{oldPath, newPath} {
-			if p != "" && !contains(files, p) {
+	for _, f := range changes {
+		for _, p := range f.Paths() {
+			if !slices.Contains(files, p) {
 				files = append(files, p)
 			}
 		}
 	}
-	return i, files, nil
-}
-
-func count(s string) int {
-	if s == "" {
-		return 1
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n > 1<<24 {
-		return 1 << 24
-	}
-	return n
-}
-
-// headerPath reads the path of a "--- "/"+++ " line: quoted, or up to a
-// tab (a timestamp may follow).
-func headerPath(s string) string {
-	if i := strings.IndexByte(s, '\t'); i >= 0 {
-		s = s[:i]
-	}
-	return unquote(strings.TrimRight(s, " "))
-}
-
-func unquote(s string) string {
-	if strings.HasPrefix(s, `"`) {
-		if u, err := strconv.Unquote(s); err == nil {
-			return u
-		}
-	}
-	return s
-}
-
-func stripSide(p string) string {
-	if strings.HasPrefix(p, "a/") || strings.HasPrefix(p, "b/") {
-		return p[2:]
-	}
-	return p
-}
-
-// splitGitHeader splits "a/x b/y" (possibly quoted) into x and y. With
-// unquoted paths holding " b/" it cannot know where the split is; the
-// ---/+++ lines or rename lines that follow correct it.
-func splitGitHeader(s string) (string, string) {
-	if strings.HasPrefix(s, `"`) {
-		if end := strings.Index(s[1:], `" `); end >= 0 {
-			return stripSide(unquote(s[:end+2])), stripSide(unquote(strings.TrimSpace(s[end+3:])))
-		}
-	}
-	if i := strings.LastIndex(s, " b/"); i >= 0 {
-		return stripSide(s[:i]), stripSide(unquote(s[i+1:]))
-	}
-	return "", ""
+	return end, files, nil
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"github.com/failpass/failpass/internal/patch"
 	"strings"
 	"testing"
 )
@@ -55,16 +56,22 @@ func TestExtractDiff(t *testing.T) {
 		{name: "prose only", reply: "I could not find the bug.\n", reason: "no unified diff"},
 		{name: "two fenced diffs", reply: fence + "diff\n" + goodDiff + fence + "\nor\n" + fence + "diff\n" + plainDiff + fence + "\n", reason: "2 fenced diffs"},
 		{name: "fenced and bare", reply: fence + "diff\n" + goodDiff + fence + "\n" + plainDiff, reason: "more than one diff"},
-		{name: "same file twice", reply: plainDiff + plainDiff, reason: "README is changed twice"},
+		{name: "same file twice", reply: plainDiff + plainDiff, reason: `"README" is changed again`},
 		{name: "diff after prose after diff", reply: goodDiff + "Alternatively:\n" + plainDiff, reason: "more than one diff"},
 		{name: "unterminated fence", reply: fence + "diff\n" + goodDiff, reason: "never closed"},
-		{name: "short hunk", reply: "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-a\n+b\n", reason: "shorter than its header"},
+		{name: "short hunk", reply: "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-a\n+b\n", reason: "hunk at line 3 ends early"},
 		{name: "hunk over-long", reply: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n", reason: "longer than its header"},
 		{name: "hunk over-long with context", reply: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n c\n", reason: "longer than its header"},
 		{name: "bullets after a blank line", reply: plainDiff + "\n- fixed the README\n", diff: plainDiff, prose: "- fixed the README"},
 		{name: "text inside the fence", reply: fence + "diff\n" + plainDiff + "that was the diff\n" + fence + "\n", reason: "text that is not part of the diff"},
 		{name: "two hunks", reply: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n@@ -5 +5 @@\n-c\n+d\n", diff: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n@@ -5 +5 @@\n-c\n+d\n"},
-		{name: "header only", reply: "--- a/x\n+++ b/x\n", reason: "no hunks"},
+		{name: "header only", reply: "--- a/x\n+++ b/x\n", reason: "expected a hunk"},
+		{name: "index line only", reply: "diff --git a/x b/x\nindex 1111111..2222222 100644\n", reason: "changes nothing"},
+		// The gate's own scanner reads the diff, so what it would refuse
+		// is refused here, with its reason.
+		{name: "path into .git", reply: "--- a/.git/config\n+++ b/.git/config\n@@ -1 +1 @@\n-a\n+b\n", reason: ".git"},
+		{name: "absolute path", reply: "--- a/x\n+++ /etc/x\n@@ -1 +1 @@\n-a\n+b\n", reason: "absolute path"},
+		{name: "crlf headers", reply: strings.ReplaceAll(plainDiff, "\n", "\r\n"), reason: "carriage return"},
 		{name: "nul byte", reply: plainDiff + "\x00", reason: "not text"},
 		{name: "too much prose", reply: strings.Repeat("words ", 500) + "\n" + plainDiff, reason: "prose"},
 	}
@@ -105,8 +112,9 @@ func TestExtractDiffFiles(t *testing.T) {
 	}
 }
 
-// FuzzExtractDiff: a refusal returns no reply, and an extracted diff is a
-// fixed point (extracting it again gives the same diff and no prose).
+// FuzzExtractDiff: a refusal returns no reply, an extracted diff is a
+// fixed point (extracting it again gives the same diff and no prose), and
+// the gate's strict header scan accepts it.
 func FuzzExtractDiff(f *testing.F) {
 	for _, s := range []string{goodDiff, plainDiff, "```diff\n" + goodDiff + "```\n", "prose\n" + plainDiff + "more", plainDiff + plainDiff, ""} {
 		f.Add([]byte(s))
@@ -118,6 +126,9 @@ func FuzzExtractDiff(f *testing.F) {
 				t.Fatalf("ExtractDiff(%q) returned a reply with error %v", reply, err)
 			}
 			return
+		}
+		if _, err := patch.ScanHeaders(r.Diff); err != nil {
+			t.Fatalf("ExtractDiff(%q) = %q, which the gate's scan refuses: %v", reply, r.Diff, err)
 		}
 		again, err := ExtractDiff(r.Diff)
 		if err != nil {

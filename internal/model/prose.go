@@ -120,7 +120,14 @@ func CheckProse(prose string, touched []string, denied, oracle func(string) bool
 // the same path, a trailing part of one (header.py for src/header.py), or
 // a folder holding one.
 func namedTouched(p string, touched []string) bool {
-	for _, cand := range []string{p, stripSide(p)} {
+	// A path in prose may keep the a/ or b/ of the diff's headers.
+	cand := []string{p}
+	if q, ok := strings.CutPrefix(p, "a/"); ok {
+		cand = append(cand, q)
+	} else if q, ok := strings.CutPrefix(p, "b/"); ok {
+		cand = append(cand, q)
+	}
+	for _, cand := range cand {
 		for _, t := range touched {
 			if cand == t || strings.HasSuffix(t, "/"+cand) {
 				return true

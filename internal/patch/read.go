@@ -45,18 +45,14 @@ func Unreadable(msg string) *Error {
 // readSections is the part of reading a diff that needs no git: the size bound, the
 // strict raw header scan and the path rules.
 func readSections(diff []byte) ([]*section, error) {
-	if len(diff) > MaxSize {
-		return nil, &Error{Rule: RuleParse, Msg: fmt.Sprintf("the diff is %d bytes, over the %d-byte limit", len(diff), MaxSize),
-			Hint: "split the change into smaller patches"}
+	if err := checkSize(len(diff)); err != nil {
+		return nil, err
 	}
 	secs, err := scan(diff)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPaths(secs); err != nil {
-		return nil, err
-	}
-	if err := checkSections(secs); err != nil {
+	if err := checkSecs(secs); err != nil {
 		return nil, err
 	}
 	for _, s := range secs {
@@ -65,6 +61,55 @@ func readSections(diff []byte) ([]*section, error) {
 		}
 	}
 	return secs, nil
+}
+
+func checkSize(size int) error {
+	if size > MaxSize {
+		return &Error{Rule: RuleParse, Msg: fmt.Sprintf("the diff is %d bytes, over the %d-byte limit", size, MaxSize),
+			Hint: "split the change into smaller patches"}
+	}
+	return nil
+}
+
+func checkSecs(secs []*section) error {
+	if err := checkPaths(secs); err != nil {
+		return err
+	}
+	return checkSections(secs)
+}
+
+// Lead reads the whole patches at the start of lines (without their
+// newlines) with the same strict scan and path rules as ScanHeaders, and
+// returns how many lines they take and the files they change as their
+// headers say. It stops, without an error, at the first line after a
+// complete patch that starts no other patch, so a caller can find where
+// a diff embedded in other text ends (a model's reply); what follows is
+// the caller's to judge. Errors are *Error with rule diff.parse or
+// diff.path, and their line numbers count from lines[0].
+func Lead(lines []string) (int, []File, error) {
+	size := 0
+	for _, l := range lines {
+		size += len(l) + 1
+	}
+	if err := checkSize(size); err != nil {
+		return 0, nil, err
+	}
+	s := &scanner{lines: lines}
+	secs, err := s.sections()
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(secs) == 0 {
+		return 0, nil, s.stray()
+	}
+	if err := checkSecs(secs); err != nil {
+		return 0, nil, err
+	}
+	files := make([]File, len(secs))
+	for i, sec := range secs {
+		files[i] = sec.File
+	}
+	return s.i, files, nil
 }
 
 // build checks git's reading against the raw one and makes the change set.

@@ -85,18 +85,30 @@ func scan(diff []byte) ([]*section, error) {
 		return nil, parseErr(n, "end the diff with a newline, as git diff does", "the diff does not end with a newline")
 	}
 	s := &scanner{lines: strings.Split(string(diff[:len(diff)-1]), "\n")}
+	out, err := s.sections()
+	if err != nil {
+		return nil, err
+	}
+	if s.more() {
+		return nil, s.stray()
+	}
+	return out, nil
+}
+
+// sections reads patches one after another up to the first line that
+// starts none.
+func (s *scanner) sections() ([]*section, error) {
 	var out []*section
 	for s.more() {
-		l := s.cur()
 		var sec *section
 		var err error
 		switch {
-		case strings.HasPrefix(l, "diff --git "):
+		case strings.HasPrefix(s.cur(), "diff --git "):
 			sec, err = s.gitSection()
-		case strings.HasPrefix(l, "--- ") && s.i+1 < len(s.lines) && strings.HasPrefix(s.lines[s.i+1], "+++ "):
+		case StartsPatch(s.lines[s.i:]):
 			sec, err = s.traditionalSection()
 		default:
-			return nil, s.stray()
+			return out, nil
 		}
 		if err != nil {
 			return nil, err
@@ -104,6 +116,19 @@ func scan(diff []byte) ([]*section, error) {
 		out = append(out, sec)
 	}
 	return out, nil
+}
+
+// StartsPatch reports whether lines (without their newlines) begin with
+// the first header of a patch: "diff --git", or a "--- " line directly
+// followed by a "+++ " line.
+func StartsPatch(lines []string) bool {
+	switch {
+	case len(lines) == 0:
+		return false
+	case strings.HasPrefix(lines[0], "diff --git "):
+		return true
+	}
+	return strings.HasPrefix(lines[0], "--- ") && len(lines) > 1 && strings.HasPrefix(lines[1], "+++ ")
 }
 
 // stray explains a line that belongs to no patch.

@@ -91,3 +91,36 @@ func FuzzScan(f *testing.F) {
 		_ = checkSections(secs)
 	})
 }
+
+// TestLead checks a diff embedded in other text is read up to its end and
+// no further, with the strict scan's errors where the patches are broken.
+func TestLead(t *testing.T) {
+	const p = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b"
+	tests := []struct {
+		name  string
+		text  string
+		lines int
+		files int
+		err   string
+	}{
+		{name: "alone", text: p, lines: 5, files: 1},
+		{name: "prose after", text: p + "\n\nThat fixes it.", lines: 5, files: 1},
+		{name: "two patches", text: p + "\n" + strings.Replace(p, "x", "y", 2) + "\nDone.", lines: 10, files: 2},
+		{name: "no patch", text: "Hello.", err: "does not start with a patch header"},
+		{name: "broken hunk", text: "--- a/x\n+++ b/x\n@@ -1,2 +1 @@\n-a", err: "diff line 4: hunk at line 3 ends early"},
+		{name: "denied path", text: strings.ReplaceAll(p, "x", ".git/hooks/pre-commit"), err: ".git"},
+		{name: "same file twice", text: p + "\n" + p, err: "changed again"},
+	}
+	for _, tt := range tests {
+		n, files, err := Lead(strings.Split(tt.text, "\n"))
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: Lead = %d, %v, %v; want an error containing %q", tt.name, n, files, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || n != tt.lines || len(files) != tt.files {
+			t.Errorf("%s: Lead = %d, %d file(s), %v; want %d lines, %d file(s)", tt.name, n, len(files), err, tt.lines, tt.files)
+		}
+	}
+}
