@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/failpass/failpass/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -126,14 +127,7 @@ func MarkPrepared(deps, key string) error {
 	if err := os.MkdirAll(deps, 0o700); err != nil {
 		return fmt.Errorf("sandbox: dependency folder: %w", err)
 	}
-	p := filepath.Join(deps, preparedMarker)
-	tmp := p + ".tmp"
-	os.Remove(tmp)
-	if err := os.WriteFile(tmp, []byte(key+"\n"), 0o444); err != nil {
-		return fmt.Errorf("sandbox: dependency folder: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(filepath.Join(deps, preparedMarker), []byte(key+"\n"), 0o444); err != nil {
 		return fmt.Errorf("sandbox: dependency folder: %w", err)
 	}
 	return nil
