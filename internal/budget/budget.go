@@ -94,11 +94,6 @@ func (s Scope) Outside(p string) string {
 	return ""
 }
 
-// Check is CheckScope with the oracle files alone.
-func Check(cs *patch.ChangeSet, b card.Budget, oracle []string) *Finding {
-	return CheckScope(cs, b, Scope{Oracle: oracle})
-}
-
 // CheckScope returns the first budget rule cs breaks, in the order binary,
 // symlink, deny, oracle, harness, files, lines, or nil when the change set is
 // within budget. cs should have been through gitpatch.ResolveModes, which

@@ -102,14 +102,14 @@ func TestCheck(t *testing.T) {
 		{"lines over several files", cs(mod("a", 7, 0), mod("b", 7, 0), add("c", 7)), RuleLines, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Check(tc.cs, demoBudget, demoOracle)
+			got := check(tc.cs, demoBudget, demoOracle)
 			switch {
 			case tc.rule == "" && got != nil:
-				t.Errorf("Check(%+v) = %+v, want nil", tc.cs.Files, *got)
+				t.Errorf("check(%+v) = %+v, want nil", tc.cs.Files, *got)
 			case tc.rule != "" && got == nil:
-				t.Errorf("Check(%+v) = nil, want %s", tc.cs.Files, tc.rule)
+				t.Errorf("check(%+v) = nil, want %s", tc.cs.Files, tc.rule)
 			case got != nil && (got.Rule != tc.rule || got.Path != tc.path || got.Reason == ""):
-				t.Errorf("Check(%+v) = %+v, want rule %s path %q", tc.cs.Files, *got, tc.rule, tc.path)
+				t.Errorf("check(%+v) = %+v, want rule %s path %q", tc.cs.Files, *got, tc.rule, tc.path)
 			}
 		})
 	}
@@ -125,9 +125,9 @@ func TestCheckReasons(t *testing.T) {
 		{cs(mod("pyproject.toml", 1, 0)), `pyproject.toml matches deny glob "pyproject.toml"`},
 		{cs(link("l", "../x")), "symlink l -> ../x leaves the repository"},
 	} {
-		got := Check(tc.cs, demoBudget, demoOracle)
+		got := check(tc.cs, demoBudget, demoOracle)
 		if got == nil || got.Reason != tc.want {
-			t.Errorf("Check(%+v) = %+v, want reason %q", tc.cs.Files, got, tc.want)
+			t.Errorf("check(%+v) = %+v, want reason %q", tc.cs.Files, got, tc.want)
 		}
 	}
 }
@@ -172,7 +172,7 @@ func TestCheckHarness(t *testing.T) {
 
 func TestCheckBadGlobDenies(t *testing.T) {
 	b := card.Budget{MaxFiles: 9, MaxChangedLines: 99, DenyGlobs: []string{"!x"}}
-	if got := Check(cs(mod("a", 1, 0)), b, nil); got == nil || got.Rule != RuleDeny {
+	if got := check(cs(mod("a", 1, 0)), b, nil); got == nil || got.Rule != RuleDeny {
 		t.Errorf("Check with deny glob %q = %+v, want %s", "!x", got, RuleDeny)
 	}
 }
@@ -228,10 +228,10 @@ func FuzzCheck(f *testing.F) {
 		}
 		c := cs(file)
 		b := card.Budget{MaxFiles: maxFiles, MaxChangedLines: maxLines, DenyGlobs: strings.Split(glob, ",")}
-		got := Check(c, b, demoOracle)
+		got := check(c, b, demoOracle)
 		if got == nil {
 			if c.ChangedFiles() > maxFiles || c.ChangedLines() > maxLines {
-				t.Fatalf("Check(%+v, %+v) = nil over budget", file, b)
+				t.Fatalf("check(%+v, %+v) = nil over budget", file, b)
 			}
 			return
 		}
@@ -240,8 +240,13 @@ func FuzzCheck(f *testing.F) {
 			known = known || r == got.Rule
 		}
 		if !known || got.Reason == "" {
-			t.Fatalf("Check(%+v, %+v) = %+v", file, b, *got)
+			t.Fatalf("check(%+v, %+v) = %+v", file, b, *got)
 		}
 		_ = fmt.Sprint(got)
 	})
+}
+
+// check is CheckScope with the oracle files alone, as most cases need.
+func check(cs *patch.ChangeSet, b card.Budget, oracle []string) *Finding {
+	return CheckScope(cs, b, Scope{Oracle: oracle})
 }

@@ -56,7 +56,7 @@ func TestExamples(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.diff, err)
 		}
-		got := Check(cs, c.EffectiveBudget(), oracle)
+		got := check(cs, c.EffectiveBudget(), oracle)
 		switch {
 		case got == nil && tc.rule != "":
 			t.Errorf("%s: Check = nil, want %s", tc.diff, tc.rule)

@@ -21,11 +21,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 )
 
@@ -38,12 +36,6 @@ const (
 	MaxTotalSize = 64 << 20
 	MaxDepth     = 32
 )
-
-var digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
-
-// ValidDigest reports whether s is written as a held-out digest is:
-// "sha256:" and 64 lowercase hex digits.
-func ValidDigest(s string) bool { return digestRE().MatchString(s) }
 
 // File is one regular file of the folder: its slash-separated path
 // relative to the folder, its content and whether it is executable.
