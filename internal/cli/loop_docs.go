@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/failpass/failpass/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/failpass/failpass/internal/atomicfile"
 	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/jsonschema"
 )
 
 const (
@@ -157,7 +158,7 @@ func readLoopFile(path string) ([]byte, error) {
 		return nil, Errorf("cannot read %s: %v", path, errors.Unwrap(err)).Hint("check the path; loop documents are JSON files such as checkpoint.json")
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, contract.MaxDocumentBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, jsonschema.MaxDocumentBytes+1))
 	if err != nil {
 		return nil, Errorf("cannot read %s: %v", path, err).Hint("check that %s is a regular file", path)
 	}
@@ -179,7 +180,7 @@ func readLoopDocument(path string) (map[string]any, error) {
 }
 
 func fileError(path string, err error) error {
-	var de *contract.DecodeError
+	var de *jsonschema.DecodeError
 	if errors.As(err, &de) {
 		de.File = path
 		return de

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/failpass/failpass/internal/jsonschema"
 )
 
 // Canonical returns the canonical form of a JSON document: the bytes the
@@ -23,7 +25,7 @@ import (
 // float repr (1E5 becomes 100000.0), so a document written by either side
 // round-trips byte for byte through the other.
 func Canonical(data []byte) ([]byte, error) {
-	v, err := Decode(data)
+	v, err := jsonschema.Decode(data)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +163,7 @@ func writeString(b *bytes.Buffer, s string) {
 // canonicalNumber writes a number literal the way Python re-serializes it.
 func canonicalNumber(n json.Number) (string, error) {
 	s := string(n)
-	if isIntegerLiteral(n) {
+	if jsonschema.IsInteger(n) {
 		if s == "-0" {
 			return "0", nil
 		}

@@ -4,9 +4,9 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
-	"sync"
+
+	"github.com/failpass/failpass/internal/jsonschema"
 )
 
 // Kind names one of the three loop documents.
@@ -60,15 +60,17 @@ func (e *NotObjectError) Hints() []string {
 	return []string{"a loop document is one JSON object: {\"schema_version\": \"1.0\", ...}"}
 }
 
-// DecodeObject decodes data and requires a top-level object.
+// DecodeObject decodes data strictly (jsonschema.Decode: a document that
+// is not JSON every reader sees alike is a *jsonschema.DecodeError, at most
+// jsonschema.MaxDocumentBytes long) and requires a top-level object.
 func DecodeObject(data []byte) (map[string]any, error) {
-	v, err := Decode(data)
+	v, err := jsonschema.Decode(data)
 	if err != nil {
 		return nil, err
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, &NotObjectError{Got: typeName(v)}
+		return nil, &NotObjectError{Got: jsonschema.TypeName(v)}
 	}
 	return m, nil
 }
@@ -84,7 +86,7 @@ func Infer(doc map[string]any) (Kind, error) {
 	for _, name := range SchemaNames {
 		k := Kind(name)
 		score := 0
-		for _, f := range compiledSchemas()[k].required {
+		for _, f := range compiledSchemas()[k].Required() {
 			if _, ok := doc[f]; ok {
 				score++
 			}
@@ -121,9 +123,7 @@ func ValidateDocument(kind Kind, doc map[string]any) ([]Violation, error) {
 	if !kind.valid() {
 		return nil, fmt.Errorf("contract: unknown document kind %q", string(kind))
 	}
-	var out []Violation
-	compiledSchemas()[kind].check(doc, "$", &out)
-	if len(out) > 0 {
+	if out := checkSchema(kind, doc); len(out) > 0 {
 		return out, nil
 	}
 	r := &report{}
@@ -143,88 +143,6 @@ type report struct{ out []Violation }
 
 func (r *report) add(path, rule, format string, args ...any) {
 	r.out = append(r.out, Violation{Path: path, Rule: rule, Msg: fmt.Sprintf(format, args...)})
-}
-
-var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
-
-// keyPath appends an object key to an instance path: $.a.b for plain keys,
-// $["odd key"] (ASCII-quoted) for anything else, so a hostile key can
-// neither fake another path nor break the one-line-per-error output.
-func keyPath(path, key string) string {
-	if identRE().MatchString(key) {
-		return path + "." + key
-	}
-	return path + "[" + strconv.QuoteToASCII(key) + "]"
-}
-
-func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
-
-// valuesEqual compares two generic values; numbers compare by value so
-// that 1 and 1.0, or 0 and -0, are equal as the peer's Python sees them.
-func valuesEqual(a, b any) bool {
-	switch a := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		bb, ok := b.(bool)
-		return ok && a == bb
-	case string:
-		bs, ok := b.(string)
-		return ok && a == bs
-	case json.Number:
-		bn, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		return numbersEqual(a, bn)
-	case []any:
-		bb, ok := b.([]any)
-		if !ok || len(a) != len(bb) {
-			return false
-		}
-		for i := range a {
-			if !valuesEqual(a[i], bb[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		bm, ok := b.(map[string]any)
-		if !ok || len(a) != len(bm) {
-			return false
-		}
-		for k, v := range a {
-			w, ok := bm[k]
-			if !ok || !valuesEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// numbersEqual compares two number literals by value. Integers compare
-// exactly; anything with a fraction or exponent compares as float64, as
-// Python does. big.Rat is not used: its SetString expands an exponent
-// such as 1e-999999999 in full, which would let a hostile document stall
-// the validator.
-func numbersEqual(a, b json.Number) bool {
-	if isIntegerLiteral(a) && isIntegerLiteral(b) {
-		// JSON integers have no leading zeros, so the digits are unique
-		// once -0 is read as 0.
-		return normalInt(a) == normalInt(b)
-	}
-	fa, err1 := strconv.ParseFloat(string(a), 64)
-	fb, err2 := strconv.ParseFloat(string(b), 64)
-	return err1 == nil && err2 == nil && fa == fb
-}
-
-func normalInt(n json.Number) string {
-	if n == "-0" {
-		return "0"
-	}
-	return string(n)
 }
 
 // Accessors for the semantic rules. Each tolerates a missing or mistyped
@@ -274,7 +192,7 @@ func integer(doc any, keys ...string) (int, bool) {
 		return 0, false
 	}
 	n, ok := v.(json.Number)
-	if !ok || !isIntegerLiteral(n) {
+	if !ok || !jsonschema.IsInteger(n) {
 		return 0, false
 	}
 	i, err := strconv.Atoi(string(n))
@@ -290,4 +208,5 @@ func strList(doc any, keys ...string) []string {
 	return out
 }
 
-func quote(s string) string { return literal(s) }
+// quote renders a string for a message on one ASCII line, cut when long.
+func quote(s string) string { return jsonschema.Literal(s) }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/failpass/failpass/internal/jsonschema"
 )
 
 // The cross-document checks tie adjacent documents of one invocation
@@ -65,7 +67,7 @@ func CheckCheckpointAgainstInvocation(inv, cp map[string]any) []Violation {
 	if mode, ok := str(inv, "review_execution", "mode"); ok {
 		for i, rec := range list(cp, "review_records") {
 			if got, gok := str(rec, "review_independence"); gok && got != mode {
-				r.add(indexPath("$.review_records", i)+".review_independence", "strict.cross_review_independence",
+				r.add(jsonschema.IndexPath("$.review_records", i)+".review_independence", "strict.cross_review_independence",
 					"must be %s as the invocation's review_execution.mode says, got %s (stricter than the peer)", mode, quote(got))
 			}
 		}
@@ -128,7 +130,7 @@ func CheckTerminalAgainstCheckpoint(cp, tr map[string]any) []Violation {
 	for _, k := range []string{"head_history", "base_revision_history", "review_records", "preserved_failed_attempts"} {
 		a, aok := field(cp, k)
 		b, bok := field(tr, k)
-		if aok && bok && valuesEqual(a, b) {
+		if aok && bok && jsonschema.Equal(a, b) {
 			continue
 		}
 		r.add("$."+k, "strict.cross_"+k, "must equal the checkpoint's %s (stricter than the peer)", k)
@@ -158,7 +160,7 @@ func scalarEqual(a, b any) bool {
 	case map[string]any, []any:
 		return false
 	}
-	return valuesEqual(a, b)
+	return jsonschema.Equal(a, b)
 }
 
 func mismatch(r *report, wok, gok bool, want, got, path, rule, what string) {
@@ -183,7 +185,7 @@ func render(v any) string {
 	case nil:
 		return "null"
 	}
-	return fmt.Sprintf("%s", typeName(v))
+	return fmt.Sprintf("%s", jsonschema.TypeName(v))
 }
 
 func firstBaseSHA(doc map[string]any) (string, bool) {

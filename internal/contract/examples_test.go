@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/failpass/failpass/internal/jsonschema"
 )
 
 // examplesDir holds failpass's own example documents: one invocation,
@@ -89,9 +91,9 @@ func TestExamples(t *testing.T) {
 				if !bytes.Equal(c, data) {
 					t.Errorf("example is not canonical:\n%s", firstDiff(c, data))
 				}
-				again, err := Decode(c)
-				if err != nil || !valuesEqual(again, any(doc)) {
-					t.Errorf("Decode(Canonical(x)) != x: %v", err)
+				again, err := jsonschema.Decode(c)
+				if err != nil || !jsonschema.Equal(again, any(doc)) {
+					t.Errorf("jsonschema.Decode(Canonical(x)) != x: %v", err)
 				}
 				shuffled := reorderedJSON(doc)
 				if c2, err := Canonical(shuffled); err != nil || !bytes.Equal(c2, data) {
@@ -206,7 +208,7 @@ func TestToDocument(t *testing.T) {
 		}
 		doc, err := ToDocument(v)
 		want, _ := DecodeObject(s.checkpoint)
-		if err != nil || !valuesEqual(doc, want) {
+		if err != nil || !jsonschema.Equal(doc, want) {
 			t.Errorf("ToDocument(ParseCheckpoint(%s)) = %v; want the decoded file", s.name, err)
 		}
 	}

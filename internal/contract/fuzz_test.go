@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/failpass/failpass/internal/jsonschema"
 )
 
 // addSeeds seeds a target with small vectors and, when withExamples, the
@@ -33,7 +35,7 @@ func addSeeds(f *testing.F, withExamples bool) {
 func FuzzCanonical(f *testing.F) {
 	addSeeds(f, false)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := Decode(data)
+		v, err := jsonschema.Decode(data)
 		if err != nil {
 			if v != nil {
 				t.Fatalf("Decode error %v with a value %v", err, v)
@@ -54,9 +56,9 @@ func FuzzCanonical(f *testing.F) {
 		if err != nil || !bytes.Equal(again, c) {
 			t.Fatalf("Canonical not idempotent on %q: %q, %v", c, again, err)
 		}
-		w, err := Decode(c)
-		if err != nil || !valuesEqual(v, w) {
-			t.Fatalf("Decode(Canonical(x)) != Decode(x) for %q", data)
+		w, err := jsonschema.Decode(c)
+		if err != nil || !jsonschema.Equal(v, w) {
+			t.Fatalf("jsonschema.Decode(Canonical(x)) != jsonschema.Decode(x) for %q", data)
 		}
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/failpass/failpass/internal/jsonschema"
 )
 
 // op is one edit of a decoded document: set a path to a JSON literal, or
@@ -26,7 +28,7 @@ func del(path string) op      { return op{path, ""} }
 // j decodes a JSON literal for a test, failing loudly on a typo.
 func j(t *testing.T, lit string) any {
 	t.Helper()
-	v, err := Decode([]byte(lit))
+	v, err := jsonschema.Decode([]byte(lit))
 	if err != nil {
 		t.Fatalf("bad test literal %s: %v", lit, err)
 	}

@@ -1,5 +1,7 @@
 package contract
 
+import "github.com/failpass/failpass/internal/jsonschema"
+
 // The cross-field rules of each document, run only on documents that passed
 // their schema, so the accessors' ok results are always true here; they are
 // still checked where a zero value would mislead. Rule numbers refer to
@@ -99,7 +101,7 @@ func invocationRules(r *report, doc map[string]any) {
 		headRepo, _ := str(doc, "publication", "pull_request", "head_repository")
 		headRef, _ := str(doc, "publication", "pull_request", "head_ref")
 		for i, g := range list(doc, "publication", "remote_iteration_grants") {
-			p := indexPath("$.publication.remote_iteration_grants", i)
+			p := jsonschema.IndexPath("$.publication.remote_iteration_grants", i)
 			if repo, _ := str(g, "repository"); repo != headRepo {
 				r.add(p+".repository", "strict.grant_matches_pull_request_target",
 					"a remote iteration grant must target publication.pull_request.head_repository %s (stricter than the peer)", quote(headRepo))
@@ -121,7 +123,7 @@ func checkpointRules(r *report, doc map[string]any) {
 		r.add("$.head_history[0]", "checkpoint.head_history_starts_at_initial_head", "must equal initial_head %s", initial)
 	}
 	if heads[len(heads)-1] != current {
-		r.add(indexPath("$.head_history", len(heads)-1), "checkpoint.head_history_ends_at_current_head", "must equal current_head %s", current)
+		r.add(jsonschema.IndexPath("$.head_history", len(heads)-1), "checkpoint.head_history_ends_at_current_head", "must equal current_head %s", current)
 	}
 	// Rules 59-62: every attempt spends a cycle; committed ones are the history.
 	attempts := list(doc, "cycle_attempts")
@@ -137,7 +139,7 @@ func checkpointRules(r *report, doc map[string]any) {
 		case "committed":
 			h, ok := str(a, "resulting_head")
 			if !ok {
-				r.add(indexPath("$.cycle_attempts", i)+".resulting_head", "checkpoint.committed_attempt_requires_resulting_head",
+				r.add(jsonschema.IndexPath("$.cycle_attempts", i)+".resulting_head", "checkpoint.committed_attempt_requires_resulting_head",
 					"a committed attempt must record resulting_head")
 			}
 			// A missing head stays in the count (rule 61) but is not
@@ -153,7 +155,7 @@ func checkpointRules(r *report, doc map[string]any) {
 	} else {
 		for i, h := range committed {
 			if h != "" && h != heads[i+1] {
-				r.add(indexPath("$.head_history", i+1), "checkpoint.committed_heads_match_head_history",
+				r.add(jsonschema.IndexPath("$.head_history", i+1), "checkpoint.committed_heads_match_head_history",
 					"committed attempt %d produced %s, but head_history has %s here", i+1, h, heads[i+1])
 			}
 		}
@@ -162,7 +164,7 @@ func checkpointRules(r *report, doc map[string]any) {
 	bases := list(doc, "base_revision_history")
 	baseSHA, _ := str(doc, "comparison_base", "sha")
 	if last, _ := str(bases[len(bases)-1], "sha"); last != baseSHA {
-		r.add(indexPath("$.base_revision_history", len(bases)-1)+".sha", "checkpoint.base_history_ends_at_comparison_base",
+		r.add(jsonschema.IndexPath("$.base_revision_history", len(bases)-1)+".sha", "checkpoint.base_history_ends_at_comparison_base",
 			"must equal comparison_base.sha %s", baseSHA)
 	}
 	// Rules 64-65.
@@ -225,7 +227,7 @@ func validationOutcomeRules(r *report, doc map[string]any, key, prefix string) {
 		suffix = " (stricter than the peer)"
 	}
 	for i, v := range list(doc, key) {
-		p := indexPath("$."+key, i)
+		p := jsonschema.IndexPath("$."+key, i)
 		switch status, _ := str(v, "status"); status {
 		case "passed", "failed":
 			if !has(v, "result") {
@@ -244,15 +246,15 @@ func validationOutcomeRules(r *report, doc map[string]any, key, prefix string) {
 func historyRepeatRules(r *report, doc map[string]any) {
 	heads := list(doc, "head_history")
 	for i := 1; i < len(heads); i++ {
-		if valuesEqual(heads[i], heads[i-1]) {
-			r.add(indexPath("$.head_history", i), "strict.head_history_no_repeat",
+		if jsonschema.Equal(heads[i], heads[i-1]) {
+			r.add(jsonschema.IndexPath("$.head_history", i), "strict.head_history_no_repeat",
 				"repeats the previous head; a head is appended only when it changed (stricter than the peer)")
 		}
 	}
 	bases := list(doc, "base_revision_history")
 	for i := 1; i < len(bases); i++ {
-		if valuesEqual(bases[i], bases[i-1]) {
-			r.add(indexPath("$.base_revision_history", i), "strict.base_history_no_repeat",
+		if jsonschema.Equal(bases[i], bases[i-1]) {
+			r.add(jsonschema.IndexPath("$.base_revision_history", i), "strict.base_history_no_repeat",
 				"repeats the previous base; a base is appended only when it changed (stricter than the peer)")
 		}
 	}
@@ -270,7 +272,7 @@ func reviewBindingRules(r *report, doc map[string]any) {
 		bases[str0(b, "sha")] = true
 	}
 	for i, rec := range list(doc, "review_records") {
-		p := indexPath("$.review_records", i)
+		p := jsonschema.IndexPath("$.review_records", i)
 		if h, _ := str(rec, "head_sha"); !heads[h] {
 			r.add(p+".head_sha", "strict.review_head_in_head_history",
 				"reviewed head %s is not in head_history (stricter than the peer)", h)
@@ -287,7 +289,7 @@ func reviewBindingRules(r *report, doc map[string]any) {
 func attemptOrderRules(r *report, doc map[string]any, heads []string, initial string) {
 	cur := initial
 	for i, a := range list(doc, "cycle_attempts") {
-		p := indexPath("$.cycle_attempts", i)
+		p := jsonschema.IndexPath("$.cycle_attempts", i)
 		if seq, _ := integer(a, "sequence"); seq != i+1 {
 			r.add(p+".sequence", "strict.attempt_sequence_contiguous",
 				"attempt sequences must run 1..n in order: want %d, got %d (stricter than the peer)", i+1, seq)
@@ -309,7 +311,7 @@ func reviewSequenceRule(r *report, doc map[string]any) {
 	for i, rec := range list(doc, "review_records") {
 		seq, _ := integer(rec, "sequence")
 		if i > 0 && seq <= prev {
-			r.add(indexPath("$.review_records", i)+".sequence", "strict.review_sequence_increasing",
+			r.add(jsonschema.IndexPath("$.review_records", i)+".sequence", "strict.review_sequence_increasing",
 				"review record sequences must strictly increase: %d follows %d (stricter than the peer)", seq, prev)
 		}
 		prev = seq
@@ -378,7 +380,7 @@ func terminalRules(r *report, doc map[string]any) {
 	baseInitial, _ := field(doc, "comparison_base", "initial")
 	baseFinal, _ := field(doc, "comparison_base", "final")
 	if ack, _ := field(doc, "acceptance_reconciliation_required"); ack != true &&
-		(headInitial != headFinal || !valuesEqual(baseInitial, baseFinal)) {
+		(headInitial != headFinal || !jsonschema.Equal(baseInitial, baseFinal)) {
 		r.add("$.acceptance_reconciliation_required", "terminal.acceptance_reconciliation_required",
 			"must be true: the head or the comparison base (ref or sha) changed during the invocation")
 	}
@@ -388,7 +390,7 @@ func terminalRules(r *report, doc map[string]any) {
 		r.add("$.head_history[0]", "terminal.head_history_starts_at_initial_head", "must equal head.initial %s", headInitial)
 	}
 	if heads[len(heads)-1] != headFinal {
-		r.add(indexPath("$.head_history", len(heads)-1), "terminal.head_history_ends_at_final_head", "must equal head.final %s", headFinal)
+		r.add(jsonschema.IndexPath("$.head_history", len(heads)-1), "terminal.head_history_ends_at_final_head", "must equal head.final %s", headFinal)
 	}
 	bases := list(doc, "base_revision_history")
 	if first, _ := str(bases[0], "sha"); first != str0(baseInitial, "sha") {
@@ -396,7 +398,7 @@ func terminalRules(r *report, doc map[string]any) {
 			"must equal comparison_base.initial.sha %s", str0(baseInitial, "sha"))
 	}
 	if last, _ := str(bases[len(bases)-1], "sha"); last != str0(baseFinal, "sha") {
-		r.add(indexPath("$.base_revision_history", len(bases)-1)+".sha", "terminal.base_history_ends_at_final_base",
+		r.add(jsonschema.IndexPath("$.base_revision_history", len(bases)-1)+".sha", "terminal.base_history_ends_at_final_base",
 			"must equal comparison_base.final.sha %s", str0(baseFinal, "sha"))
 	}
 	// Rule 87.
@@ -411,7 +413,7 @@ func terminalRules(r *report, doc map[string]any) {
 		createdSet[c] = true
 	}
 	for i, d := range list(doc, "finding_dispositions") {
-		p := indexPath("$.finding_dispositions", i)
+		p := jsonschema.IndexPath("$.finding_dispositions", i)
 		disp, _ := str(d, "disposition")
 		fix, hasFix := str(d, "fix_commit_sha")
 		if disp == "selected" && !hasFix {
@@ -469,7 +471,7 @@ func convergedEvidenceRules(r *report, doc map[string]any, headFinal, baseFinal 
 		s, _ := str(v, "scope")
 		scopes[s] = true
 		if st, _ := str(v, "status"); st != "passed" {
-			r.add(indexPath("$.validation_summary", i)+".status", "terminal.converged_requires_passed_validation",
+			r.add(jsonschema.IndexPath("$.validation_summary", i)+".status", "terminal.converged_requires_passed_validation",
 				"a converged result needs every required validation passed, got %s", st)
 		}
 	}
@@ -481,7 +483,7 @@ func convergedEvidenceRules(r *report, doc map[string]any, headFinal, baseFinal 
 	}
 	final := 0
 	for i, rec := range list(doc, "review_records") {
-		p := indexPath("$.review_records", i)
+		p := jsonschema.IndexPath("$.review_records", i)
 		if len(list(rec, "mutation_attempts")) > 0 {
 			r.add(p+".mutation_attempts", "terminal.converged_forbids_mutation_attempts",
 				"an attempted reviewer mutation on any pass rules out convergence")

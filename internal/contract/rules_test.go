@@ -90,7 +90,7 @@ func TestRequiredFields(t *testing.T) {
 		doc := example(t, base)
 		for _, k := range sortedKeys(doc) {
 			required := false
-			for _, r := range compiledSchemas()[kindOf(base)].required {
+			for _, r := range compiledSchemas()[kindOf(base)].Required() {
 				required = required || r == k
 			}
 			if !required {
