@@ -47,7 +47,7 @@ Answer with exactly one JSON object: {"dispositions": [{"finding_id": "<id>", "d
 func PromptFor(role Role, request []byte) (Prompt, error) {
 	switch role {
 	case RoleDrafter:
-		if _, err := validateSchema("draft request", draftRequestSchema(), request); err != nil {
+		if err := validateSchema("draft request", draftRequestSchema(), request); err != nil {
 			return Prompt{}, err
 		}
 		var r DraftRequest
@@ -66,12 +66,12 @@ func PromptFor(role Role, request []byte) (Prompt, error) {
 		}
 		return Prompt{System: reviewerInstructions, User: "Review packet:\n" + string(request), JSON: true}, nil
 	case RoleFixer:
-		if _, err := validateSchema("fix request", fixRequestSchema(), request); err != nil {
+		if err := validateSchema("fix request", fixRequestSchema(), request); err != nil {
 			return Prompt{}, err
 		}
 		return Prompt{System: fixerInstructions, User: "Fix request:\n" + string(request)}, nil
 	case RoleDecider:
-		if _, err := validateSchema("decide request", decideRequestSchema(), request); err != nil {
+		if err := validateSchema("decide request", decideRequestSchema(), request); err != nil {
 			return Prompt{}, err
 		}
 		return Prompt{System: deciderInstructions, User: "Decide request:\n" + string(request), JSON: true}, nil

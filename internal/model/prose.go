@@ -3,6 +3,7 @@ package model
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -61,7 +62,7 @@ func ProsePaths(prose string) []string {
 		if strings.HasSuffix(t, "()") {
 			continue
 		}
-		if looksLikePath(t, quoted) && !contains(out, t) {
+		if looksLikePath(t, quoted) && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}

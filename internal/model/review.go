@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
-	"sync"
 )
 
 // Schema versions of the peer's review-suite documents.
@@ -14,13 +14,9 @@ const (
 	ResultSchemaVersion = "1.4"
 )
 
-// Lenses a review result may name. "aggregate" is the result of the whole
-// suite; findings and lens executions name one of the three others.
-var (
-	resultLenses  = []string{"correctness", "solution_simplicity", "code_simplicity", "aggregate"}
-	findingLenses = []string{"correctness", "solution_simplicity", "code_simplicity"}
-	verdicts      = []string{"clean", "changes_required", "blocked"}
-)
+// findingLenses are the lenses a finding, a lens execution or --lenses
+// names; a review result may also be "aggregate", the whole suite's.
+var findingLenses = []string{"correctness", "solution_simplicity", "code_simplicity"}
 
 // Verdicts of a review result.
 const (
@@ -28,130 +24,6 @@ const (
 	VerdictChangesRequired = "changes_required"
 	VerdictBlocked         = "blocked"
 )
-
-func sourceList() *schema {
-	return arr(obj([]string{"label", "location"}, map[string]*schema{
-		"label": str(1), "location": str(1), "summary": str(0),
-	}), 0)
-}
-
-func strList(minItems int) *schema { return arr(str(1), minItems) }
-
-func evidence() *schema {
-	return arr(obj([]string{"location", "detail"}, map[string]*schema{
-		"location": str(1), "detail": str(1),
-	}), 1)
-}
-
-// packetSchema() is review-packet.schema.json (schema_version "1.0").
-var packetSchema = sync.OnceValue(func() *schema {
-	return obj(
-		[]string{"schema_version", "repository", "candidate", "change_contract", "sources", "validation"},
-		map[string]*schema{
-			"schema_version": constString(PacketSchemaVersion),
-			"repository": obj([]string{"identity", "base_branch"}, map[string]*schema{
-				"identity": str(1), "base_branch": str(1),
-			}),
-			"candidate": obj([]string{"head_sha", "comparison_base_sha", "diff"}, map[string]*schema{
-				"head_sha":            sha(),
-				"comparison_base_sha": sha(),
-				"diff": {oneOf: []*schema{
-					obj([]string{"format", "complete", "content"}, map[string]*schema{
-						"format": enum("unified_diff"), "complete": constBool(true), "content": str(1),
-					}),
-					obj([]string{"format", "complete", "path"}, map[string]*schema{
-						"format": enum("unified_diff"), "complete": constBool(true), "path": str(1),
-					}),
-				}},
-			}),
-			"change_contract": obj([]string{"goal", "acceptance_criteria", "non_goals", "preserved_behaviors"}, map[string]*schema{
-				"goal":                str(1),
-				"acceptance_criteria": strList(1),
-				"non_goals":           strList(0),
-				"preserved_behaviors": strList(0),
-			}),
-			"sources": obj([]string{"repository_instructions", "named_documents", "nearby_patterns"}, map[string]*schema{
-				"repository_instructions": sourceList(),
-				"named_documents":         sourceList(),
-				"nearby_patterns":         sourceList(),
-			}),
-			"validation": arr(obj([]string{"name", "command", "scope", "status"}, map[string]*schema{
-				"name":    str(1),
-				"command": str(1),
-				"scope":   enum("focused", "full"),
-				"status":  enum("passed", "failed", "unavailable"),
-				"result":  str(1),
-				"reason":  str(1),
-			}), 1),
-			"context": obj(nil, map[string]*schema{
-				"public_api": strList(0), "data": strList(0), "authorization": strList(0),
-				"compatibility": strList(0), "operational": strList(0),
-			}),
-			"worktree": obj([]string{"tracked", "staged", "unstaged", "untracked", "ignored"}, map[string]*schema{
-				"tracked": arr(str(0), 0), "staged": arr(str(0), 0), "unstaged": arr(str(0), 0),
-				"untracked": arr(str(0), 0), "ignored": arr(str(0), 0),
-			}),
-			"base_drift": obj([]string{"captured_base_sha", "current_base_sha", "effective_diff_changed",
-				"resulting_tree_changed", "conflict", "relevant_overlap", "repository_requires_reset", "decision", "reason"},
-				map[string]*schema{
-					"captured_base_sha": sha(), "current_base_sha": sha(),
-					"effective_diff_changed": boolean(), "resulting_tree_changed": boolean(),
-					"conflict": boolean(), "relevant_overlap": boolean(), "repository_requires_reset": boolean(),
-					"decision": enum("retain", "reset_affected", "reset_all"),
-					"reason":   str(1),
-				}),
-		})
-})
-
-// findingSchema() is one item of a review result's findings.
-var findingSchema = sync.OnceValue(func() *schema {
-	return obj(
-		[]string{"id", "lens", "severity", "confidence", "rule", "evidence", "concern", "impact", "proposed_change", "expected_effect"},
-		map[string]*schema{
-			"id":                  id(),
-			"lens":                enum(findingLenses...),
-			"severity":            enum("blocking", "strong_recommendation", "defer"),
-			"confidence":          enum("high", "medium", "low"),
-			"rule":                str(1),
-			"evidence":            evidence(),
-			"concern":             str(1),
-			"impact":              str(1),
-			"proposed_change":     str(1),
-			"expected_effect":     str(1),
-			"location":            str(1),
-			"related_finding_ids": arr(id(), 0),
-		})
-})
-
-// resultSchema() is review-result.schema.json (schema_version "1.4").
-var resultSchema = sync.OnceValue(func() *schema {
-	return obj(
-		[]string{"schema_version", "lens", "candidate", "verdict", "findings", "blocking_reasons"},
-		map[string]*schema{
-			"schema_version": constString(ResultSchemaVersion),
-			"lens":           enum(resultLenses...),
-			"candidate": obj(nil, map[string]*schema{
-				"head_sha": sha(), "comparison_base_sha": sha(),
-			}),
-			"verdict":          enum(verdicts...),
-			"findings":         arr(findingSchema(), 0),
-			"blocking_reasons": strList(0),
-			"lens_executions": arr(obj([]string{"lens", "head_sha", "comparison_base_sha", "verdict", "freshly_executed"}, map[string]*schema{
-				"lens": enum(findingLenses...), "head_sha": sha(), "comparison_base_sha": sha(),
-				"verdict": enum(verdicts...), "freshly_executed": boolean(),
-			}), 0),
-			"validation_limitations": strList(0),
-			"consumer_impact_evidence": arr(obj([]string{"changed_symbol", "location", "consumer_search_evidence", "disposition"}, map[string]*schema{
-				"changed_symbol": str(1), "location": str(1), "consumer_search_evidence": evidence(),
-				"disposition": enum("all_consumers_consistent", "inconsistency_found", "no_other_consumers"),
-			}), 0),
-			"proposal_dispositions": arr(obj([]string{"finding_id", "source_lens", "disposition", "reason", "evidence"}, map[string]*schema{
-				"finding_id": id(), "source_lens": enum("solution_simplicity", "code_simplicity"),
-				"disposition": enum("compatible", "unsafe"), "reason": str(1), "evidence": evidence(),
-			}), 0),
-			"next_action": str(1),
-		})
-})
 
 // ReviewPacket is what a reviewer reads: the peer's review-packet 1.0.
 type ReviewPacket struct {
@@ -290,7 +162,7 @@ func (p *ReviewPacket) Marshal() ([]byte, error) {
 
 // ParsePacket decodes and validates a review packet.
 func ParsePacket(data []byte) (*ReviewPacket, error) {
-	if _, err := validateSchema("review packet", packetSchema(), data); err != nil {
+	if err := validateSchema("review packet", packetSchema(), data); err != nil {
 		return nil, err
 	}
 	var p ReviewPacket
@@ -403,7 +275,7 @@ func BindingOf(p *ReviewPacket, lenses []string) Binding {
 // current-head execution of a required lens. Nothing of a refused result is
 // returned.
 func ValidateResult(data []byte, b Binding) (*ReviewResult, error) {
-	if _, err := validateSchema("review result", resultSchema(), data); err != nil {
+	if err := validateSchema("review result", resultSchema(), data); err != nil {
 		se := err.(*SchemaError)
 		return nil, &RefusedError{Role: RoleReviewer, Reason: "the review result does not match its schema", Details: se.details()}
 	}
@@ -496,10 +368,10 @@ func ParseLenses(s string) ([]string, error) {
 	var out []string
 	for _, l := range strings.Split(s, ",") {
 		l = strings.TrimSpace(l)
-		if !contains(findingLenses, l) {
+		if !slices.Contains(findingLenses, l) {
 			return nil, fmt.Errorf("unknown lens %q (want %s)", l, strings.Join(findingLenses, ", "))
 		}
-		if contains(out, l) {
+		if slices.Contains(out, l) {
 			return nil, fmt.Errorf("lens %q listed twice", l)
 		}
 		out = append(out, l)

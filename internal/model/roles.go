@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/jsonschema"
 )
 
 // RequestSchemaVersion is the version of failpass's own requests (draft,
@@ -76,64 +76,6 @@ type Disposition struct {
 	Rationale   string `json:"rationale"`
 }
 
-var budgetSchema = sync.OnceValue(func() *schema {
-	return obj([]string{"remaining_cycles"}, map[string]*schema{
-		"remaining_cycles":  integer(0),
-		"max_files":         integer(1),
-		"max_changed_lines": integer(1),
-		"deny_globs":        strList(0),
-		"protected_paths":   strList(0),
-	})
-})
-
-var fixRequestSchema = sync.OnceValue(func() *schema {
-	return obj(
-		[]string{"schema_version", "invocation_id", "cycle", "head_sha", "comparison_base_sha", "findings",
-			"validation_failures", "change_contract", "budget"},
-		map[string]*schema{
-			"schema_version":      constString(RequestSchemaVersion),
-			"invocation_id":       str(1),
-			"cycle":               integer(1),
-			"head_sha":            sha(),
-			"comparison_base_sha": sha(),
-			"findings":            arr(findingSchema(), 0),
-			"validation_failures": arr(obj([]string{"name", "command", "scope", "log_excerpt"}, map[string]*schema{
-				"name": str(1), "command": str(1), "scope": enum("focused", "full"), "log_excerpt": str(0),
-			}), 0),
-			"change_contract": openObj(),
-			"budget":          budgetSchema(),
-		})
-})
-
-var decideRequestSchema = sync.OnceValue(func() *schema {
-	return obj([]string{"schema_version", "findings", "change_contract", "budget"}, map[string]*schema{
-		"schema_version":  constString(RequestSchemaVersion),
-		"findings":        arr(findingSchema(), 1),
-		"change_contract": openObj(),
-		"budget":          budgetSchema(),
-	})
-})
-
-var decideReplySchema = sync.OnceValue(func() *schema {
-	return obj([]string{"dispositions"}, map[string]*schema{
-		"dispositions": arr(obj([]string{"finding_id", "disposition", "rationale"}, map[string]*schema{
-			"finding_id":  id(),
-			"disposition": enum("accepted", "rejected", "deferred"),
-			"rationale":   str(1),
-		}), 0),
-	})
-})
-
-var draftRequestSchema = sync.OnceValue(func() *schema {
-	return obj([]string{"schema_version", "prompt", "card"}, map[string]*schema{
-		"schema_version": constString(RequestSchemaVersion),
-		"prompt":         str(1),
-		"card":           str(1),
-		"diff_stat":      str(0),
-		"stack":          str(0),
-	})
-})
-
 // Marshal returns the request's JSON after checking it.
 func (r *FixRequest) Marshal() ([]byte, error) {
 	q := *r
@@ -159,12 +101,12 @@ func (r *DraftRequest) Marshal() ([]byte, error) {
 	return marshalChecked("draft request", draftRequestSchema(), r)
 }
 
-func marshalChecked(doc string, s *schema, v any) ([]byte, error) {
+func marshalChecked(doc string, s *jsonschema.Schema, v any) ([]byte, error) {
 	data, err := marshalJSON(v)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := validateSchema(doc, s, data); err != nil {
+	if err := validateSchema(doc, s, data); err != nil {
 		return nil, err
 	}
 	return data, nil
@@ -178,7 +120,7 @@ func ParseDispositions(reply []byte, findings []Finding) ([]Disposition, error) 
 	if rerr != nil {
 		return nil, rerr
 	}
-	if _, err := validateSchema("decider reply", decideReplySchema(), body); err != nil {
+	if err := validateSchema("decider reply", decideReplySchema(), body); err != nil {
 		return nil, &RefusedError{Role: RoleDecider, Reason: "the reply does not match its schema", Details: err.(*SchemaError).details()}
 	}
 	var out struct {
