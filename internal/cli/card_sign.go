@@ -129,9 +129,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	who := *principal
 	if who == "" {
-		if out, err := repo.Git(ctx, "config", "--get", "user.email"); err == nil {
-			who = strings.TrimSpace(string(out))
-		}
+		who, _ = repo.Config(ctx, "user.email") // unset or unreadable: refused below
 	}
 	if who == "" || strings.ContainsAny(who, " \t\r\n,\"") {
 		return &UsageError{Msg: fmt.Sprintf("no usable signer principal (%q)", who),
