@@ -3,6 +3,7 @@ package card
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +79,19 @@ func TemplateFor(k runner.Kind) *Template {
 		}
 	}
 	return nil
+}
+
+// TemplatesFor lists the templates of the runners a project's files
+// point at (runner.Detect on fsys, the project's folder), most specific
+// first.
+func TemplatesFor(fsys fs.FS) []*Template {
+	var out []*Template
+	for _, k := range runner.Detect(fsys) {
+		if t := TemplateFor(k); t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Card is the card file t writes: valid YAML whose commands hold

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/failpass/failpass/internal/runner"
 )
@@ -48,6 +49,9 @@ func TestTemplates(t *testing.T) {
 		if err != nil || filled.Placeholders() != nil || filled.ID != "ISSUE-9" {
 			t.Errorf("%s: the filled template = %v, %v; want no placeholder left", tc.name, filled, err)
 		}
+	}
+	if got := TemplatesFor(fstest.MapFS{"package.json": {}, "go.mod": {}}); len(got) != 2 || got[0].Name != "go" || got[1].Name != "npm" {
+		t.Errorf("TemplatesFor(go.mod, package.json) = %v, want go then npm", got)
 	}
 	if TemplateNamed("make") != nil || TemplateFor(runner.Jest) != nil {
 		t.Errorf("a template for a runner card init does not know")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/run"
-	"github.com/failpass/failpass/internal/runner"
 )
 
 const cardInitUsage = "failpass card init [--card FILE] [--id ID] [--force] [--repo DIR] [--runner go|pytest|unittest|npm|cargo] [--python PATH]"
@@ -40,19 +39,20 @@ func runCardInit(ctx context.Context, env *Env, args []string) error {
 		if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
 			return Errorf("--repo %s: no such folder", *dir).Hint("pass the project's folder")
 		}
-		var found []string
-		for _, k := range runner.Detect(os.DirFS(*dir)) {
-			found = append(found, card.TemplateFor(k).Name)
-		}
+		found := card.TemplatesFor(os.DirFS(*dir))
 		if len(found) == 0 {
 			return Errorf("no test runner detected in %s (no go.mod, Cargo.toml, package.json, pytest or Python project files)", *dir).
 				Hint("name it: failpass card init --runner go|pytest|unittest|npm|cargo").
 				Hint("or run card init in the project's folder, or pass --repo DIR")
 		}
-		r = card.TemplateNamed(found[0])
+		r = found[0]
 		also := ""
 		if len(found) > 1 {
-			also = fmt.Sprintf(" (also found: %s; --runner picks another)", strings.Join(found[1:], ", "))
+			var names []string
+			for _, t := range found[1:] {
+				names = append(names, t.Name)
+			}
+			also = fmt.Sprintf(" (also found: %s; --runner picks another)", strings.Join(names, ", "))
 		}
 		fmt.Fprintf(env.Stderr, "detected %s%s\n", r.What, also)
 	}
