@@ -44,15 +44,9 @@ func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := repo.Git(ctx, "ls-files", "-z", "--full-name")
+	tracked, err := repo.Tracked(ctx)
 	if err != nil {
 		return err
-	}
-	var tracked []string
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p != "" {
-			tracked = append(tracked, p)
-		}
 	}
 	for i := range frames {
 		frames[i].Path = fromWorktree(frames[i].Path, repo.Dir)

@@ -166,7 +166,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 // commitSubject is rev's subject line, kept to characters a card's
 // comment may hold.
 func commitSubject(ctx context.Context, repo *gitx.Repo, rev string) string {
-	out, err := repo.Git(ctx, "show", "-s", "--format=%s", rev)
+	subject, err := repo.Subject(ctx, rev)
 	if err != nil {
 		return ""
 	}
@@ -175,7 +175,7 @@ func commitSubject(ctx context.Context, repo *gitx.Repo, rev string) string {
 			return -1
 		}
 		return r
-	}, strings.TrimSpace(string(out)))
+	}, subject)
 	if len(s) > 100 {
 		s = s[:100]
 	}

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/failpass/failpass/internal/atomicfile"
-	"sort"
 	"strings"
+
+	"github.com/failpass/failpass/internal/atomicfile"
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/harness"
@@ -97,9 +97,7 @@ func runCardLint(ctx context.Context, env *Env, args []string) error {
 		out.Warnings = append(out.Warnings, w)
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 	}
-	if canon, err := c.Canonical(); err == nil {
-		out.Placeholders = placeholders(canon)
-	}
+	out.Placeholders = c.Placeholders()
 	switch {
 	case *asJSON:
 		writeJSON(env, out)
@@ -109,48 +107,10 @@ func runCardLint(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "card %s: ok\n", *path)
 	}
 	if len(out.Placeholders) > 0 {
-		fmt.Fprintf(env.Stderr, "hint: replace every %s... value with the issue's own reproduction (the test that fails, its package or file)\n", Placeholder)
+		fmt.Fprintf(env.Stderr, "hint: replace every %s... value with the issue's own reproduction (the test that fails, its package or file)\n", card.Placeholder)
 		return Exit(ExitFail)
 	}
 	return nil
-}
-
-// placeholders lists, in order, the fields of a card's canonical JSON
-// whose value still holds Placeholder: fail.cmd[4], id, ...
-func placeholders(canon []byte) []string {
-	var v any
-	if json.Unmarshal(canon, &v) != nil {
-		return nil
-	}
-	var out []string
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch x := v.(type) {
-		case string:
-			if strings.Contains(x, Placeholder) {
-				out = append(out, path)
-			}
-		case []any:
-			for i, e := range x {
-				walk(fmt.Sprintf("%s[%d]", path, i), e)
-			}
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				p := k
-				if path != "" {
-					p = path + "." + k
-				}
-				walk(p, x[k])
-			}
-		}
-	}
-	walk("", v)
-	return out
 }
 
 func lintError(err error) *lintErrorJSON {

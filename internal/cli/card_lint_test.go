@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/failpass/failpass/internal/card"
 )
 
 const lintTestCard = `id: "X-1"
@@ -92,7 +94,7 @@ func TestCardInitTemplateLints(t *testing.T) {
 				t.Errorf("card lint of the template = %d, %q, stderr %q; want 1 naming the placeholders, no warnings", code, stdout, stderr)
 			}
 			data, _ := os.ReadFile(path)
-			os.WriteFile(path, []byte(strings.ReplaceAll(string(data), Placeholder, "x")), 0o644)
+			os.WriteFile(path, []byte(strings.ReplaceAll(string(data), card.Placeholder, "x")), 0o644)
 			if code, _, stderr := runMain("card", "lint", "--card", path); code != 0 || stderr != "" {
 				t.Errorf("card lint of the filled template = %d, stderr %q; want 0 and no warnings", code, stderr)
 			}

@@ -8,12 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/failpass/failpass/internal/atomicfile"
@@ -129,9 +127,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	who := *principal
 	if who == "" {
-		if out, err := repo.Git(ctx, "config", "--get", "user.email"); err == nil {
-			who = strings.TrimSpace(string(out))
-		}
+		who, _ = repo.Config(ctx, "user.email") // unset or unreadable: refused below
 	}
 	if who == "" || strings.ContainsAny(who, " \t\r\n,\"") {
 		return &UsageError{Msg: fmt.Sprintf("no usable signer principal (%q)", who),
@@ -201,15 +197,15 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	next.Signatures = append(append([]card.Signature(nil), next.Signatures...), card.Signature{Principal: who, Signature: string(armored)})
 
-	data, kept, err := cardRewrite(orig, &next, func(d *cardDoc) {
+	data, kept, err := card.Rewrite(orig, &next, func(d *card.Doc) {
 		if !witness {
-			d.set("base_sha", signYAMLStr(base), "base_ref", "id")
+			d.SetBaseSHA(base)
 			if held != nil {
-				d.setHeldOutDigest(held.Digest)
+				d.SetHeldOutDigest(held.Digest)
 			}
-			d.set("signoff", signoffNode(next.Signoff), "held_out", "sandbox", "budget")
+			d.SetSignoff(next.Signoff)
 		}
-		d.set("signatures", signaturesNode(next.Signatures), "signoff", "held_out", "sandbox", "budget")
+		d.SetSignatures(next.Signatures)
 	})
 	if err != nil {
 		return err
@@ -342,7 +338,7 @@ func runCardAnnotate(ctx context.Context, env *Env, args []string) error {
 		}
 		return err
 	}
-	data, kept, err := cardRewrite(orig, &next, func(d *cardDoc) { d.appendAnnotation(annotationNode(a)) })
+	data, kept, err := card.Rewrite(orig, &next, func(d *card.Doc) { d.AppendAnnotation(a) })
 	if err != nil {
 		return err
 	}
@@ -408,55 +404,6 @@ func parseTightenFlags(items []string) (*card.Tightening, error) {
 	return t, nil
 }
 
-// cardRewrite produces the new card file: the original YAML with edit
-// applied to its node tree (so comments and layout survive), checked by
-// parsing it back: the result must decode to want exactly (signed bytes,
-// signatures, annotations). If the node edit cannot give that, the card is
-// written in card.Marshal's layout instead, checked the same way; kept
-// says which.
-func cardRewrite(orig []byte, want *card.Card, edit func(*cardDoc)) ([]byte, bool, error) {
-	if d, err := parseCardDoc(orig); err == nil {
-		edit(d)
-		if data, err := d.bytes(); err == nil && cardMatches(data, want) == nil {
-			return data, true, nil
-		}
-	}
-	data, err := card.Marshal(want)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := cardMatches(data, want); err != nil {
-		return nil, false, fmt.Errorf("rewritten card does not read back: %w", err)
-	}
-	return data, false, nil
-}
-
-// cardMatches checks that data parses to a card equal to want in every
-// field.
-func cardMatches(data []byte, want *card.Card) error {
-	got, err := card.Parse("<rewritten card>", data)
-	if err != nil {
-		return err
-	}
-	gc, err := got.Canonical()
-	if err != nil {
-		return err
-	}
-	wc, err := want.Canonical()
-	if err != nil {
-		return err
-	}
-	switch {
-	case !bytes.Equal(gc, wc):
-		return errors.New("signed bytes differ")
-	case !reflect.DeepEqual(got.Signatures, want.Signatures):
-		return errors.New("signatures differ")
-	case !reflect.DeepEqual(got.Annotations, want.Annotations):
-		return errors.New("annotations differ")
-	}
-	return nil
-}
-
 // cardReplace writes data over the card at path durably (temp file in the
 // same folder, fsync, rename, fsync the folder), keeping its mode. It
 // refuses when the file no longer holds orig: someone else wrote it while
@@ -488,150 +435,4 @@ func signReadBounded(path string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, limit))
-}
-
-// cardDoc is a card's YAML node tree, edited in place.
-type cardDoc struct {
-	doc, top *yaml.Node
-}
-
-func parseCardDoc(data []byte) (*cardDoc, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.New("card is not one YAML mapping")
-	}
-	return &cardDoc{doc: &doc, top: doc.Content[0]}, nil
-}
-
-// set replaces key's value, or inserts key after the first of after that
-// exists (at the end when none does).
-func (d *cardDoc) set(key string, value *yaml.Node, after ...string) {
-	m := d.top.Content
-	for i := 0; i+1 < len(m); i += 2 {
-		if m[i].Value == key {
-			// Keep comments written beside the old value.
-			value.LineComment, value.HeadComment = m[i+1].LineComment, m[i+1].HeadComment
-			m[i+1] = value
-			return
-		}
-	}
-	at := len(m)
-	for _, a := range after {
-		found := false
-		for i := 0; i+1 < len(m); i += 2 {
-			if m[i].Value == a {
-				at, found = i+2, true
-				break
-			}
-		}
-		if found {
-			break
-		}
-	}
-	kv := []*yaml.Node{signYAMLKey(key), value}
-	d.top.Content = append(m[:at:at], append(kv, m[at:]...)...)
-}
-
-// appendAnnotation adds one item to annotations, creating the list.
-func (d *cardDoc) appendAnnotation(a *yaml.Node) {
-	m := d.top.Content
-	for i := 0; i+1 < len(m); i += 2 {
-		if m[i].Value == "annotations" && m[i+1].Kind == yaml.SequenceNode {
-			m[i+1].Style = 0 // a flow "[]" becomes a block list
-			m[i+1].Content = append(m[i+1].Content, a)
-			return
-		}
-	}
-	d.set("annotations", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{a}})
-}
-
-func (d *cardDoc) bytes() ([]byte, error) {
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(d.doc); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-func signYAMLKey(s string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-}
-
-func signYAMLStr(s string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle}
-}
-
-func signYAMLInt(n int64) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(n, 10)}
-}
-
-func signYAMLMap(kv ...any) *yaml.Node {
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m.Content = append(m.Content, signYAMLKey(kv[i].(string)), kv[i+1].(*yaml.Node))
-	}
-	return m
-}
-
-func signYAMLStrList(items []string) *yaml.Node {
-	l := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-	for _, s := range items {
-		l.Content = append(l.Content, signYAMLStr(s))
-	}
-	return l
-}
-
-func signoffNode(s *card.Signoff) *yaml.Node {
-	runs := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-	for _, r := range s.Runs {
-		item := signYAMLMap("role", signYAMLStr(r.Role), "exit", signYAMLInt(int64(r.Exit)), "duration_ms", signYAMLInt(r.DurationMS))
-		item.Style = yaml.FlowStyle
-		runs.Content = append(runs.Content, item)
-	}
-	n := signYAMLMap("at", signYAMLStr(s.At), "tool", signYAMLStr(s.Tool), "decision", signYAMLStr(s.Decision))
-	if s.Reference != "" {
-		n.Content = append(n.Content, signYAMLKey("reference"), signYAMLStr(s.Reference))
-	}
-	n.Content = append(n.Content, signYAMLKey("runs"), runs)
-	return n
-}
-
-func signaturesNode(sigs []card.Signature) *yaml.Node {
-	l := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-	for _, s := range sigs {
-		// A literal block keeps the armor readable and copyable into a
-		// file for ssh-keygen -Y verify.
-		armor := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s.Signature, Style: yaml.LiteralStyle}
-		l.Content = append(l.Content, signYAMLMap("principal", signYAMLStr(s.Principal), "signature", armor))
-	}
-	return l
-}
-
-func annotationNode(a card.Annotation) *yaml.Node {
-	n := signYAMLMap("by", signYAMLStr(a.By), "at", signYAMLStr(a.At), "note", signYAMLStr(a.Note))
-	if t := a.Tighten; t != nil {
-		tn := signYAMLMap()
-		if t.MaxFiles != nil {
-			tn.Content = append(tn.Content, signYAMLKey("max_files"), signYAMLInt(int64(*t.MaxFiles)))
-		}
-		if t.MaxChangedLines != nil {
-			tn.Content = append(tn.Content, signYAMLKey("max_changed_lines"), signYAMLInt(int64(*t.MaxChangedLines)))
-		}
-		if len(t.DenyGlobs) > 0 {
-			tn.Content = append(tn.Content, signYAMLKey("deny_globs"), signYAMLStrList(t.DenyGlobs))
-		}
-		if t.AllowHarness != nil {
-			tn.Content = append(tn.Content, signYAMLKey("allow_harness"), signYAMLStrList(t.AllowHarness))
-		}
-		n.Content = append(n.Content, signYAMLKey("tighten"), tn)
-	}
-	return n
 }

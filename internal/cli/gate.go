@@ -17,6 +17,7 @@ import (
 	"github.com/failpass/failpass/internal/atomicfile"
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/report"
@@ -125,6 +126,20 @@ func isExit(err error) bool {
 	return errors.As(err, &ex)
 }
 
+// usageOf makes a range's bad spelling a usage error (gitpatch.ParseRange
+// names the flag and the fix; the command line is at fault).
+func usageOf(err error) error {
+	var re *gitpatch.RangeError
+	if errors.As(err, &re) && re.Usage {
+		u := &UsageError{Msg: re.Msg}
+		if len(re.Hint) > 0 {
+			u.Hint = re.Hint[0]
+		}
+		return u
+	}
+	return err
+}
+
 // checkGateFlags refuses bad combinations before any side effect.
 func checkGateFlags(f *gateFlags, pos []string) error {
 	switch {
@@ -135,8 +150,8 @@ func checkGateFlags(f *gateFlags, pos []string) error {
 	case f.commits != "" && f.card == "":
 		return &UsageError{Msg: "--card is required", Hint: "failpass gate --card issue-contract.yml --commits origin/main..HEAD"}
 	case f.commits != "":
-		if _, _, err := splitRange(f.commits); err != nil {
-			return err
+		if _, err := gitpatch.ParseRange(f.commits); err != nil {
+			return usageOf(err)
 		}
 		if f.shard != "" || f.junit != "" {
 			return &UsageError{Msg: "--commits gates one candidate", Hint: "--shard and --junit go with --manifest or several --diff"}
@@ -206,7 +221,10 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	name := f.commits
 	var d []byte
 	if f.commits != "" {
-		d, err = commitsDiff(ctx, repo, f.commits)
+		var r gitpatch.Range
+		if r, err = gitpatch.ParseRange(f.commits); err == nil {
+			d, err = gitpatch.RangeDiff(ctx, repo, r)
+		}
 	} else {
 		name = f.diffs[0]
 		d, err = readDiff(env, name)

@@ -72,7 +72,9 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 	units, err := prune.Scan(repo.StateDir())
 	var pruned []prune.Unit
 	if err == nil {
-		pruned, err = removeUnits(prune.Select(units, time.Now(), maxAge, maxSize))
+		// A build cache goes only when no run holds it.
+		held := prune.Held{Claims: sandbox.IsBuildCache, Remove: sandbox.RemoveBuildCache}
+		pruned, err = prune.Remove(prune.Select(units, time.Now(), maxAge, maxSize), held)
 	}
 	gcErr = errors.Join(gcErr, err)
 	var freed, total int64
@@ -129,27 +131,6 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 			Hints: []string{"fix the permissions named above and run 'failpass gc' again"}}
 	}
 	return nil
-}
-
-// removeUnits removes what gc's pruning picked: a build cache only when
-// no run holds it (a candidate's overlay may have it as its lower layer,
-// which must not change under the mount), the rest as prune removes them.
-func removeUnits(picked []prune.Unit) ([]prune.Unit, error) {
-	var rest, done []prune.Unit
-	var errs []error
-	for _, u := range picked {
-		if !sandbox.IsBuildCache(u.Path) {
-			rest = append(rest, u)
-			continue
-		}
-		if ok, err := sandbox.RemoveBuildCache(u.Path); err != nil {
-			errs = append(errs, err)
-		} else if ok {
-			done = append(done, u)
-		}
-	}
-	more, err := prune.Remove(rest)
-	return append(done, more...), errors.Join(append(errs, err)...)
 }
 
 // repoError turns a failure to open --repo into a user error with a fix.

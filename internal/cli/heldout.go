@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/heldout"
 )
@@ -96,26 +94,4 @@ func signHeldOutFolder(path string, c *card.Card, dir string, witness bool) (*he
 		return nil, folder.Check(c.HeldOut.Digest)
 	}
 	return folder, nil
-}
-
-// setHeldOutDigest writes held_out.digest into the card's YAML tree, as
-// the block's first key.
-func (d *cardDoc) setHeldOutDigest(digest string) {
-	m := d.top.Content
-	for i := 0; i+1 < len(m); i += 2 {
-		if m[i].Value != "held_out" || m[i+1].Kind != yaml.MappingNode {
-			continue
-		}
-		h := m[i+1]
-		for j := 0; j+1 < len(h.Content); j += 2 {
-			if h.Content[j].Value == "digest" {
-				v := signYAMLStr(digest)
-				v.LineComment, v.HeadComment = h.Content[j+1].LineComment, h.Content[j+1].HeadComment
-				h.Content[j+1] = v
-				return
-			}
-		}
-		h.Content = append([]*yaml.Node{signYAMLKey("digest"), signYAMLStr(digest)}, h.Content...)
-		return
-	}
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/failpass/failpass/internal/atomicfile"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/failpass/failpass/internal/atomicfile"
 
 	"github.com/failpass/failpass/internal/budget"
 	"github.com/failpass/failpass/internal/card"
@@ -63,7 +64,7 @@ func runPrompt(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		out, err := gitx.Command(ctx, ".", d, "apply", "--stat", "-")
+		out, err := gitpatch.Stat(ctx, d)
 		if err != nil {
 			return Errorf("%s is not a diff git can read: %v", *diff, oneLine(err.Error())).Hint("--diff takes a unified diff (git diff output)")
 		}
@@ -81,7 +82,7 @@ func runPrompt(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return Errorf("--candidate %q is not a commit in %s", *candidate, repo.Dir).Hint("give a branch, tag or commit of the repository")
 		}
-		out, err := repo.Git(ctx, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "--stat=100", base, rev, "--")
+		out, err := gitpatch.StatCommits(ctx, repo, base, rev)
 		if err != nil {
 			return err
 		}

@@ -41,19 +41,7 @@ func Read(ctx context.Context, diff []byte) (*patch.ChangeSet, error) {
 
 // numstatSummary runs git's patch parser on the diff alone.
 func numstatSummary(ctx context.Context, diff []byte) ([]byte, error) {
-	dir, err := os.MkdirTemp("", "failpass-patch-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	env := []string{
-		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir), // never find a repository above
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=/dev/null", // the reading may not depend on anyone's config
-		"HOME=" + dir,
-	}
-	out, err := gitx.CommandEnv(ctx, dir, diff, env,
-		"apply", "--numstat", "--summary", "-z", "--whitespace=nowarn", "-")
+	out, err := applyAlone(ctx, diff, "apply", "--numstat", "--summary", "-z", "--whitespace=nowarn", "-")
 	if err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) {
@@ -66,6 +54,25 @@ func numstatSummary(ctx context.Context, diff []byte) ([]byte, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// applyAlone runs git apply (args, reading the diff on stdin) in an
+// empty folder outside any repository, with no one's configuration: the
+// reading depends on the diff alone and touches no tree. A failure is
+// git's *gitx.Error.
+func applyAlone(ctx context.Context, diff []byte, args ...string) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "failpass-patch-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	env := []string{
+		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir), // never find a repository above
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null", // the reading may not depend on anyone's config
+		"HOME=" + dir,
+	}
+	return gitx.CommandEnv(ctx, dir, diff, env, args...)
 }
 
 // ResolveModes completes cs from the base tree (patch.ChangeSet.Resolve):

@@ -147,6 +147,47 @@ func (r *Repo) Commit(ctx context.Context, rev string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
+// Tracked lists the files of the index, as paths from the top of the
+// repository (git ls-files --full-name).
+func (r *Repo) Tracked(ctx context.Context) ([]string, error) {
+	out, err := r.Git(ctx, "ls-files", "-z", "--full-name")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+// Subject is the subject line of the commit rev names, as git prints it
+// (%s): untrusted text from the commit's author.
+func (r *Repo) Subject(ctx context.Context, rev string) (string, error) {
+	out, err := r.Git(ctx, "show", "-s", "--format=%s", rev)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Config is the value of the configuration key as the repository sees
+// it (git config --get: local, global and system files), trimmed; "" with
+// no error when the key is not set.
+func (r *Repo) Config(ctx context.Context, key string) (string, error) {
+	out, err := r.Git(ctx, "config", "--get", "--end-of-options", key)
+	var ge *Error
+	if errors.As(err, &ge) && ge.Exit == 1 {
+		return "", nil // git's exit for a key that is not set
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // StateDir is where failpass keeps everything of its own for this
 // repository: <git common dir>/failpass/<sub>.
 func (r *Repo) StateDir(sub ...string) string {

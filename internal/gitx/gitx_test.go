@@ -2,6 +2,7 @@ package gitx
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,6 +119,49 @@ func TestErrorReason(t *testing.T) {
 	} {
 		if got := (&Error{Stderr: tc.stderr}).Reason(); got != tc.want {
 			t.Errorf("Reason(%q) = %q, want %q", tc.stderr, got, tc.want)
+		}
+	}
+}
+
+// TestRepoQueries reads the index, a commit's subject and a config key
+// from a real repository, opened from a subfolder: paths are the
+// repository's, an unset key is "" and no error, a missing commit is an
+// *Error.
+func TestRepoQueries(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a b.txt"), []byte("a\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "sub", "c.py"), []byte("c\n"), 0o644)
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"}, {"add", "-A"},
+		{"commit", "-q", "-m", "  fix: the subject  \n\nthe body"},
+		{"config", "failpass.test", " v w "},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	repo, err := Open(ctx, filepath.Join(dir, "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := repo.Tracked(ctx); err != nil || !reflect.DeepEqual(got, []string{"a b.txt", "sub/c.py"}) {
+		t.Errorf("Tracked() = %q, %v; want [a b.txt sub/c.py]", got, err)
+	}
+	if got, err := repo.Subject(ctx, "HEAD"); err != nil || got != "fix: the subject" {
+		t.Errorf("Subject(HEAD) = %q, %v; want %q", got, err, "fix: the subject")
+	}
+	var ge *Error
+	if got, err := repo.Subject(ctx, "nope"); !errors.As(err, &ge) {
+		t.Errorf("Subject(nope) = %q, %v; want an *Error", got, err)
+	}
+	for _, tc := range []struct{ key, want string }{{"failpass.test", "v w"}, {"failpass.unset", ""}} {
+		if got, err := repo.Config(ctx, tc.key); err != nil || got != tc.want {
+			t.Errorf("Config(%q) = %q, %v; want %q", tc.key, got, err, tc.want)
 		}
 	}
 }

@@ -135,12 +135,33 @@ func Select(units []Unit, now time.Time, maxAge time.Duration, maxSize int64) []
 	return out
 }
 
-// Remove deletes the units and returns those it removed; the others'
-// errors are joined.
-func Remove(units []Unit) ([]Unit, error) {
-	var done []Unit
+// Held is how Remove treats units another package guards: Claims says
+// whether path is one of them, and Remove removes it unless a run holds
+// it (removed false, no error). sandbox's build caches are such units: a
+// candidate's overlay may have one as its lower layer, which must not
+// change under the mount. The zero Held claims nothing.
+type Held struct {
+	Claims func(path string) bool
+	Remove func(path string) (removed bool, err error)
+}
+
+// Remove deletes the units and returns those it removed (the ones held
+// claims first, in order, then the rest); the others' errors are joined.
+func Remove(units []Unit, held Held) ([]Unit, error) {
+	var rest, done []Unit
 	var errs []error
 	for _, u := range units {
+		if held.Claims == nil || !held.Claims(u.Path) {
+			rest = append(rest, u)
+			continue
+		}
+		if ok, err := held.Remove(u.Path); err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			done = append(done, u)
+		}
+	}
+	for _, u := range rest {
 		if err := os.RemoveAll(u.Path); err != nil {
 			errs = append(errs, err)
 			continue

@@ -1,8 +1,11 @@
 package prune
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -111,5 +114,46 @@ func TestScan(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("Scan() = %v, want %v", got, want)
 		}
+	}
+}
+
+// TestRemove removes real folders: a unit Held claims is left to it (and
+// stays when a run holds it), the rest are removed here; the claimed ones
+// come first in what is returned.
+func TestRemove(t *testing.T) {
+	dir := t.TempDir()
+	var units []Unit
+	for _, name := range []string{"logs-a", "held-free", "cache-b", "held-busy", "held-bad"} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Join(p, "x"), 0o755)
+		units = append(units, Unit{Path: p})
+	}
+	held := Held{
+		Claims: func(p string) bool { return strings.HasPrefix(filepath.Base(p), "held-") },
+		Remove: func(p string) (bool, error) {
+			switch filepath.Base(p) {
+			case "held-busy":
+				return false, nil
+			case "held-bad":
+				return false, errors.New("bad")
+			}
+			return true, os.RemoveAll(p)
+		},
+	}
+	done, err := Remove(units, held)
+	var names []string
+	for _, u := range done {
+		names = append(names, filepath.Base(u.Path))
+	}
+	if want := []string{"held-free", "logs-a", "cache-b"}; err == nil || !slices.Equal(names, want) {
+		t.Errorf("Remove() = %q, %v; want %q and the held-bad error", names, err, want)
+	}
+	for name, gone := range map[string]bool{"logs-a": true, "held-free": true, "cache-b": true, "held-busy": false, "held-bad": false} {
+		if _, err := os.Stat(filepath.Join(dir, name)); os.IsNotExist(err) != gone {
+			t.Errorf("after Remove, %s exists = %v, want %v", name, !gone, !gone)
+		}
+	}
+	if done, err := Remove(units[:1], Held{}); err != nil || len(done) != 1 {
+		t.Errorf("Remove(zero Held) = %v, %v; want the unit removed", done, err)
 	}
 }

@@ -1,11 +1,13 @@
 // Package runner recognizes the test runner a card command invokes, from
 // its argv alone: which framework, which tests it selects, and where;
-// plans the canary test beside a command's oracle test (PlanCanary); and
+// plans the canary test beside a command's oracle test (PlanCanary);
 // tells a run that failed for its environment from one that failed at a
-// test (Classify). It is pure: it starts no process, and reads files only
-// through the fs.FS a caller hands PlanCanary. The harness rule, the
-// canary and the environment check build on what it recognizes; a command
-// it does not recognize gets none of them, and says so.
+// test (Classify); and tells which runners a project uses from its files
+// (Detect). It is pure: it starts no process, and reads files only
+// through the fs.FS a caller hands PlanCanary or Detect. The harness
+// rule, the canary and the environment check build on what it
+// recognizes; a command it does not recognize gets none of them, and
+// says so.
 package runner
 
 import (

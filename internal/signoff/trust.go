@@ -2,7 +2,6 @@ package signoff
 
 import (
 	"context"
-	"strings"
 
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/sign"
@@ -16,10 +15,7 @@ import (
 // are applied, is refused.
 func TrustIn(ctx context.Context, repo *gitx.Repo, path string) (sign.Trust, error) {
 	if path == "" {
-		out, err := repo.Git(ctx, "config", "--get", "gpg.ssh.allowedSignersFile")
-		if err == nil {
-			path = strings.TrimSpace(string(out))
-		}
+		path, _ = repo.Config(ctx, "gpg.ssh.allowedSignersFile") // unset or unreadable: no trust file
 	}
 	if path == "" {
 		return nil, nil
