@@ -130,26 +130,17 @@ func readPromptStack(name string) (string, error) {
 	return model.TrimStack(string(b)), nil
 }
 
-// cardBase resolves the card's base commit as the gate does: base_sha when
-// signed in, else base_ref.
+// cardBase resolves the card's base commit as the gate does.
 func cardBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
-	want := c.BaseSHA
-	if want == "" {
-		want = c.BaseRef
-	}
-	out, err := repo.Commit(ctx, want)
-	if err != nil {
-		var ge *gitx.Error
-		if errors.As(err, &ge) {
-			return "", Errorf("the card's base %q is not a commit in %s", want, repo.Dir).Hint("fetch the base, or run from the repository the card is for (--repo DIR)")
+	sha, err := gate.ResolveBase(ctx, repo, c)
+	var be *gate.BaseError
+	if errors.As(err, &be) {
+		if be.Resolved != "" {
+			return "", Errorf("the card's %v", be)
 		}
-		return "", err
+		return "", Errorf("the card's base %q is not a commit in %s", be.Rev, repo.Dir).Hint("fetch the base, or run from the repository the card is for (--repo DIR)")
 	}
-	sha := out
-	if c.BaseSHA != "" && sha != c.BaseSHA {
-		return "", Errorf("the card's base_sha %s resolves to %s", c.BaseSHA, sha)
-	}
-	return sha, nil
+	return sha, err
 }
 
 type draftFlags struct {

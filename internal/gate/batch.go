@@ -222,7 +222,7 @@ func (b *Batch) cardSetup(ctx context.Context, o Options) (string, string, error
 	}
 	b.mu.Unlock()
 	if !ok {
-		if out, err := b.repo.Commit(ctx, BaseRev(o.Card)); err == nil {
+		if out, err := ResolveBase(ctx, b.repo, o.Card); err == nil {
 			s.base = out
 		}
 		s.digest, s.err = o.Card.Digest()

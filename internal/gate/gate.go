@@ -385,28 +385,62 @@ func BaseRev(c *card.Card) string {
 	return c.BaseRef
 }
 
-// resolveBase pins the base commit: the card's base_sha when signed in, else
-// its base_ref resolved once. A base that is not a commit here breaks
-// card.base.
+// resolveBase pins the base commit: the one a batch resolved for every
+// candidate, else the card's, resolved here. A base that is not a commit
+// here breaks card.base.
 func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 	c := g.o.Card
-	want := BaseRev(c)
 	sha := g.o.Base
 	if sha == "" {
-		out, err := g.o.Repo.Commit(ctx, want)
-		if err != nil {
-			var ge *gitx.Error
-			if errors.As(err, &ge) {
-				return "", g.fail(RuleCardBase, MissingBase(ctx, g.o.Repo, want))
+		var err error
+		if sha, err = ResolveBase(ctx, g.o.Repo, c); err != nil {
+			var be *BaseError
+			if errors.As(err, &be) {
+				return "", g.fail(RuleCardBase, be.Error())
 			}
 			return "", err
 		}
-		sha = out
 	}
 	if c.BaseSHA != "" && sha != c.BaseSHA {
-		return "", g.fail(RuleCardBase, fmt.Sprintf("base_sha %s resolves to %s", c.BaseSHA, sha))
+		return "", g.fail(RuleCardBase, (&BaseError{Rev: c.BaseSHA, Resolved: sha}).Error())
 	}
 	return sha, nil
+}
+
+// ResolveBase is the card's base commit in repo: base_sha when signed in,
+// else base_ref resolved once. Every command that needs a card's base
+// asks here. A base that is not a commit in repo, or a base_sha that
+// resolves to another commit, is a *BaseError.
+func ResolveBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
+	want := BaseRev(c)
+	sha, err := repo.Commit(ctx, want)
+	if err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			return "", &BaseError{Rev: want, Dir: repo.Dir, fetch: MissingBase(ctx, repo, want)}
+		}
+		return "", err
+	}
+	if c.BaseSHA != "" && sha != c.BaseSHA {
+		return "", &BaseError{Rev: c.BaseSHA, Resolved: sha}
+	}
+	return sha, nil
+}
+
+// BaseError is a card's base that does not hold in a repository: Rev is
+// not a commit in the repository at Dir, or, with Resolved set, the
+// card's base_sha Rev resolves to another commit.
+type BaseError struct {
+	Rev, Dir string
+	Resolved string
+	fetch    string // MissingBase's sentence, with the command that fetches Rev
+}
+
+func (e *BaseError) Error() string {
+	if e.Resolved != "" {
+		return fmt.Sprintf("base_sha %s resolves to %s", e.Rev, e.Resolved)
+	}
+	return e.fetch
 }
 
 // MissingBase says that rev is not a commit in repo: which repository was

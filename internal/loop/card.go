@@ -38,7 +38,7 @@ type CardPolicy struct {
 func NewCardPolicy(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath string) (*CardPolicy, error) {
 	if c.BaseSHA == "" {
 		// An unsigned card: its base_ref, resolved now, is the base.
-		sha, err := resolveCommit(ctx, repo, c.BaseRef)
+		sha, err := gate.ResolveBase(ctx, repo, c)
 		if c.BaseRef == "" || err != nil {
 			return nil, &InputError{Msg: fmt.Sprintf("card %s has no base_sha and its base_ref %q does not resolve", cardPath, c.BaseRef),
 				Hint: "sign the card (failpass card sign) or give a base_ref that names a commit here"}

@@ -45,7 +45,7 @@ func patchedOf(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, 
 	if base == "" {
 		// The gate stopped before card.base (an unsigned card): the record
 		// still names the tree the card's base would have been patched to.
-		if out, err := repo.Commit(ctx, gate.BaseRev(c)); err == nil {
+		if out, err := gate.ResolveBase(ctx, repo, c); err == nil {
 			base = out
 		}
 	}

@@ -116,24 +116,19 @@ func (e *Error) hint(format string, args ...any) *Error {
 // Base is the commit the table runs on: base_sha when the card pins one,
 // else base_ref resolved once (a first signing writes it as base_sha).
 func Base(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
-	ref := c.BaseSHA
-	if ref == "" {
-		ref = c.BaseRef
+	sha, err := gate.ResolveBase(ctx, repo, c)
+	var be *gate.BaseError
+	switch {
+	case !errors.As(err, &be):
+		return sha, err
+	case be.Resolved != "":
+		return "", errorf("%s", be).hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
+	case c.BaseSHA != "":
+		return "", errorf("base_sha %s is not a commit in %s", c.BaseSHA, repo.Dir).
+			hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
 	}
-	out, err := repo.Commit(ctx, ref)
-	if err != nil {
-		var ge *gitx.Error
-		if errors.As(err, &ge) {
-			if c.BaseSHA != "" {
-				return "", errorf("base_sha %s is not a commit in %s", c.BaseSHA, repo.Dir).
-					hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
-			}
-			return "", errorf("base_ref %q does not name a commit in %s", c.BaseRef, repo.Dir).
-				hint("fetch the branch, or set base_ref to a branch, tag or commit that exists")
-		}
-		return "", err
-	}
-	return out, nil
+	return "", errorf("base_ref %q does not name a commit in %s", c.BaseRef, repo.Dir).
+		hint("fetch the branch, or set base_ref to a branch, tag or commit that exists")
 }
 
 // Run runs the decision table: the fail command Repeat times and the
