@@ -13,18 +13,13 @@ import (
 	"github.com/failpass/failpass/internal/sign"
 )
 
-// rewriteCard is a small valid card with comments.
-const rewriteCard = `# Contract for issue 1.
-id: "ISSUE-1"   # the issue
+// signCard is a small valid card.
+const signCard = `id: "ISSUE-1"
 base_ref: "main"
 fail: {cmd: ["sh", "-c", "exit 1"], expect_exit: 1}
-pass: {cmd: ["sh", "-c", "exit 1"], expect_exit: 0}
-invariant:
-  # a nearby suite
-  cmd: ["true"]
-  expect_exit: 0
-budget: {max_files: 3, max_changed_lines: 80, deny_globs: ["docs/**"]}
-annotations: []
+pass: {cmd: ["true"], expect_exit: 0}
+invariant: {cmd: ["true"], expect_exit: 0}
+budget: {max_files: 3, max_changed_lines: 80}
 `
 
 func TestParseTightenFlags(t *testing.T) {
@@ -83,7 +78,7 @@ func TestCardTrustFromFile(t *testing.T) {
 	pub, _ := os.ReadFile(key + ".pub")
 	as := filepath.Join(dir, "allowed_signers")
 	os.WriteFile(as, []byte("m@example.org "+string(pub)), 0o644)
-	c, err := card.Parse("c", []byte(rewriteCard))
+	c, err := card.Parse("c", []byte(signCard))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,12 +42,7 @@ func TestPlantedDriversDoNotRun(t *testing.T) {
 	repo := filepath.Join(dir, "repo")
 	os.Mkdir(repo, 0o755)
 	sh := func(args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+		gitIn(t, repo, args...)
 	}
 	sh("init", "-q")
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
@@ -86,12 +81,7 @@ func TestPlantedDriversDoNotRun(t *testing.T) {
 func TestOpenResolve(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"commit", "-q", "--allow-empty", "-m", "base"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+		gitIn(t, dir, args...)
 	}
 	ctx := context.Background()
 	repo, sha, err := OpenResolve(ctx, dir, "main")
@@ -137,12 +127,7 @@ func TestRepoQueries(t *testing.T) {
 		{"commit", "-q", "-m", "  fix: the subject  \n\nthe body"},
 		{"config", "failpass.test", " v w "},
 	} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+		gitIn(t, dir, args...)
 	}
 	ctx := context.Background()
 	repo, err := Open(ctx, filepath.Join(dir, "sub"))
@@ -163,5 +148,16 @@ func TestRepoQueries(t *testing.T) {
 		if got, err := repo.Config(ctx, tc.key); err != nil || got != tc.want {
 			t.Errorf("Config(%q) = %q, %v; want %q", tc.key, got, err, tc.want)
 		}
+	}
+}
+
+// gitIn runs git in dir as the test's committer, failing the test on error.
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
