@@ -85,28 +85,38 @@ func (e *ReadError) Hints() []string {
 // canonical bytes and digest from here on: Canonical and Digest of a
 // loaded card that nobody changed parse nothing again.
 func Load(path string) (*Card, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, &ReadError{File: path, Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &ReadError{File: path, Err: errors.New("not a regular file")}
+	_, c, err := Read(path)
+	return c, err
+}
+
+// Read is Load that also returns the file's bytes, for a command that
+// rewrites the card and must check nobody changed it meanwhile. The file
+// must be a regular one before it is opened (opening a FIFO would block)
+// and still after (one swapped in meanwhile is refused, not read).
+func Read(path string) ([]byte, *Card, error) {
+	if fi, err := os.Stat(path); err != nil {
+		return nil, nil, &ReadError{File: path, Err: err}
+	} else if !fi.Mode().IsRegular() {
+		return nil, nil, &ReadError{File: path, Err: errors.New("not a regular file")}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &ReadError{File: path, Err: err}
+		return nil, nil, &ReadError{File: path, Err: err}
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, nil, &ReadError{File: path, Err: errors.New("not a regular file")}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
-		return nil, &ReadError{File: path, Err: err}
+		return nil, nil, &ReadError{File: path, Err: err}
 	}
 	c, err := Parse(path, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.load()
-	return c, nil
+	return data, c, nil
 }
 
 // Parse decodes and validates a card. file names the card in errors. A

@@ -3,8 +3,11 @@ package card
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // base is a valid card; refusal cases edit one thing in it, so each case's
@@ -290,6 +293,29 @@ func TestLoad(t *testing.T) {
 		var re *ReadError
 		if c != nil || !errors.As(err, &re) || len(re.Hints()) == 0 {
 			t.Errorf("Load(%s) = %v, %v, want a *ReadError", p, c, err)
+		}
+	}
+}
+
+// TestReadNotRegular checks Load and Read refuse a FIFO and a folder at
+// once: opening a FIFO to read it would block until a writer came.
+func TestReadNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "card.yml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, p := range []string{fifo, dir} {
+		done := make(chan error, 1)
+		go func() { _, _, err := Read(p); done <- err }()
+		select {
+		case err := <-done:
+			var re *ReadError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("Read(%s) = %v, want a ReadError: not a regular file", p, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Read(%s) blocked", p)
 		}
 	}
 }

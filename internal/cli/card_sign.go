@@ -44,29 +44,6 @@ func signCardArgs(cmd, path string, pos []string) error {
 	return nil
 }
 
-// readCardFile reads the card's bytes (bounded) and parses them strictly.
-// The bytes are kept: a stop leaves the file exactly as they were, and a
-// write checks nobody changed it meanwhile.
-func signReadCard(path string) ([]byte, *card.Card, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, &card.ReadError{File: path, Err: err}
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, nil, &card.ReadError{File: path, Err: errors.New("not a regular file")}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, card.MaxSize+1))
-	if err != nil {
-		return nil, nil, &card.ReadError{File: path, Err: err}
-	}
-	c, err := card.Parse(path, data)
-	if err != nil {
-		return nil, nil, err
-	}
-	return data, c, nil
-}
-
 func runCardSign(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "card sign", cardSignUsage)
 	path := fs.String("card", "", "the contract card `FILE` to sign (rewritten in place)")
@@ -92,7 +69,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{Msg: fmt.Sprintf("--sandbox=%s: want on or off", *sandboxMode)}
 	}
 
-	orig, c, err := signReadCard(*path)
+	orig, c, err := card.Read(*path)
 	if err != nil {
 		return err
 	}
@@ -247,7 +224,7 @@ func runCardVerify(ctx context.Context, env *Env, args []string) error {
 	if *threshold < 1 {
 		return &UsageError{Msg: fmt.Sprintf("--threshold %d: must be at least 1", *threshold)}
 	}
-	_, c, err := signReadCard(*path)
+	_, c, err := card.Read(*path)
 	if err != nil {
 		return err
 	}
@@ -310,7 +287,7 @@ func runCardAnnotate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	orig, c, err := signReadCard(*path)
+	orig, c, err := card.Read(*path)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/record"
 	"github.com/failpass/failpass/internal/sign"
@@ -50,7 +51,7 @@ func runRecordVerify(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, c, err := signReadCard(*cardPath)
+	_, c, err := card.Read(*cardPath)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,7 @@ func runNote(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{Msg: "--record needs --runners FILE or --unverified",
 			Hint: "check who signed the record: --runners RUNNERS (the allowed_signers of the machines trusted to gate); or say it is unchecked: --unverified"}
 	}
-	raw, c, err := signReadCard(*cardPath)
+	raw, c, err := card.Read(*cardPath)
 	if err != nil {
 		return err
 	}
