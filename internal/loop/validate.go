@@ -9,6 +9,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -101,6 +102,13 @@ func (e *engine) runValidation(dir, tag string) ([]contract.ValidationOutcome, m
 			o.Status, o.Reason = "unavailable", res.String()+" (log: "+logPath+")"
 		case res.Exit == s.expect:
 			o.Status, o.Result = "passed", fmt.Sprintf("%s as expected (log: %s)", res.String(), logPath)
+		case s.card != nil && gate.EnvironmentOf(*s.card, res, logPath) != "":
+			// As in the gate's base rules: a test that never imported or
+			// never compiled says nothing of the code, and no fixer can
+			// mend the machine. It only turns a failure into missing
+			// evidence, never into a pass.
+			o.Status, o.Reason = "unavailable", fmt.Sprintf("%s: it failed for its environment, not at a test: %s (log: %s)",
+				res.String(), gate.EnvironmentOf(*s.card, res, logPath), logPath)
 		default:
 			o.Status, o.Result = "failed", fmt.Sprintf("%s, expected exit %d (log: %s)", res.String(), s.expect, logPath)
 		}
