@@ -190,21 +190,46 @@ func EnvironmentOf(cmd card.Command, res run.Result, logPath string) string {
 	return classify(runner.Recognize(cmd.Cmd, cmd.Workdir).Kind, res, logPath)
 }
 
+// DependencyOf is EnvironmentOf narrowed to a missing dependency
+// (runner.MissingDependency): the loop's reading of a candidate's own
+// runs, where a test that does not compile is the code's to fix.
+func DependencyOf(cmd card.Command, res run.Result, logPath string) string {
+	out := runLog(res, logPath)
+	if out == nil {
+		return ""
+	}
+	return runner.MissingDependency(runner.Recognize(cmd.Cmd, cmd.Workdir).Kind, res.Exit, out)
+}
+
 // classify is runner.Classify on a finished run and its log: the cause
 // when a run of a recognized runner failed for its environment, else "".
 // It can only make a run inconclusive; an unreadable log says nothing.
 func classify(kind runner.Kind, res run.Result, logPath string) string {
-	if kind == runner.Unknown || res.Inconclusive() || res.Exit == 0 {
+	if kind == runner.Unknown {
 		return ""
+	}
+	out := runLog(res, logPath)
+	if out == nil {
+		return ""
+	}
+	return runner.Classify(kind, res.Exit, out)
+}
+
+// runLog is what a classifier reads of a failed, conclusive run: its log,
+// bounded; nil for a run that passed or proves nothing anyway, or a log
+// that cannot be read.
+func runLog(res run.Result, logPath string) []byte {
+	if res.Inconclusive() || res.Exit == 0 {
+		return nil
 	}
 	f, err := os.Open(logPath)
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
 	out, err := io.ReadAll(io.LimitReader(f, maxClassifyLog))
 	if err != nil {
-		return ""
+		return nil
 	}
-	return runner.Classify(kind, res.Exit, out)
+	return out
 }

@@ -121,7 +121,7 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	if err := e.save("validate_and_commit", fmt.Sprintf("validate attempt %d", seq)); err != nil {
 		return attemptOutcome{}, err
 	}
-	outs, logs := e.runValidation(w.Dir, "attempt-"+strconv.Itoa(seq))
+	outs, logs := e.runValidation(w.Dir, "attempt-"+strconv.Itoa(seq), false)
 	for _, o := range outs {
 		if o.Status == "unavailable" {
 			e.fail(w, seq, "validation unavailable: "+o.Name+": "+o.Reason)

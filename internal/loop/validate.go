@@ -61,8 +61,9 @@ func (e *engine) stepEnv(s step) []string {
 
 // runValidation runs every validation command in dir (a worktree of the
 // commit under test) and returns one outcome per command, in order, with
-// the log path of each. tag names the logs.
-func (e *engine) runValidation(dir, tag string) ([]contract.ValidationOutcome, map[string]string) {
+// the log path of each. tag names the logs; evidence is set for the
+// candidate's own runs, before any attempt.
+func (e *engine) runValidation(dir, tag string, evidence bool) ([]contract.ValidationOutcome, map[string]string) {
 	var outs []contract.ValidationOutcome
 	logs := map[string]string{}
 	sess := run.NewSession() // the commands share one sandbox helper
@@ -102,13 +103,14 @@ func (e *engine) runValidation(dir, tag string) ([]contract.ValidationOutcome, m
 			o.Status, o.Reason = "unavailable", res.String()+" (log: "+logPath+")"
 		case res.Exit == s.expect:
 			o.Status, o.Result = "passed", fmt.Sprintf("%s as expected (log: %s)", res.String(), logPath)
-		case s.card != nil && gate.EnvironmentOf(*s.card, res, logPath) != "":
-			// As in the gate's base rules: a test that never imported or
-			// never compiled says nothing of the code, and no fixer can
-			// mend the machine. It only turns a failure into missing
-			// evidence, never into a pass.
+		case evidence && s.card != nil && gate.DependencyOf(*s.card, res, logPath) != "":
+			// The candidate's own runs, before any fix, failed for a
+			// module or runner the machine lacks: no fixer can mend the
+			// machine, so this is missing evidence, never a pass. An
+			// attempt's runs are not read this way: there a missing
+			// module is as likely the fixer's own import.
 			o.Status, o.Reason = "unavailable", fmt.Sprintf("%s: it failed for its environment, not at a test: %s (log: %s)",
-				res.String(), gate.EnvironmentOf(*s.card, res, logPath), logPath)
+				res.String(), gate.DependencyOf(*s.card, res, logPath), logPath)
 		default:
 			o.Status, o.Result = "failed", fmt.Sprintf("%s, expected exit %d (log: %s)", res.String(), s.expect, logPath)
 		}
@@ -129,7 +131,7 @@ func (e *engine) establishEvidence() error {
 		if err != nil {
 			return err
 		}
-		outs, logs := e.runValidation(w.Dir, "head-"+short(head))
+		outs, logs := e.runValidation(w.Dir, "head-"+short(head), true)
 		w.Remove(e.ctx)
 		e.cp.ValidationOutcomes = outs
 		e.validationLogs = logs

@@ -34,6 +34,31 @@ func Classify(k Kind, exit int, output []byte) string {
 	return ""
 }
 
+// MissingDependency is Classify narrowed to the causes that name a
+// module or a test runner the machine lacks (a Python module not found, a
+// Go module not in the module cache, no pytest): those a fix to the code
+// cannot be expected to mend, unlike a test module that does not import
+// for a syntax error or a package that does not compile. It returns the
+// cause, or "".
+func MissingDependency(k Kind, exit int, output []byte) string {
+	cause := Classify(k, exit, output)
+	if cause == "" {
+		return ""
+	}
+	text := string(output)
+	switch k {
+	case GoTest:
+		if !hasAny(text, goModuleWords) {
+			return ""
+		}
+	case Pytest, Unittest:
+		if !strings.Contains(text, "ModuleNotFoundError") && !strings.Contains(text, "No module named") {
+			return ""
+		}
+	}
+	return cause
+}
+
 // maxDetail bounds the error text a cause quotes.
 const maxDetail = 200
 

@@ -82,3 +82,42 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// TestMissingDependency checks the narrowing the loop reads a candidate's
+// own runs with: a module or runner the machine lacks, never code that
+// does not compile or a test that does not exist.
+func TestMissingDependency(t *testing.T) {
+	for _, tt := range []struct {
+		log     string
+		kind    Kind
+		exit    int
+		missing bool
+	}{
+		{"go_setup_gosum", GoTest, 1, true},
+		{"go_setup_modcache", GoTest, 1, true},
+		{"go_build_failed", GoTest, 1, false},
+		{"go_vet_failed", GoTest, 1, false},
+		{"go_no_package", GoTest, 1, false},
+		{"go_test_failed", GoTest, 1, false},
+		{"pytest_missing_module", Pytest, 4, true},
+		{"pytest_collect_error", Pytest, 2, true},
+		{"pytest_not_installed", Pytest, 1, true},
+		{"pytest_not_found", Pytest, 4, false},
+		{"pytest_failed", Pytest, 1, false},
+		{"unittest_import", Unittest, 1, true},
+		{"unittest_no_attr", Unittest, 1, false},
+		{"unittest_failed", Unittest, 1, false},
+	} {
+		out, err := os.ReadFile(filepath.Join("testdata", "classify", tt.log+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := MissingDependency(tt.kind, tt.exit, out)
+		if (got != "") != tt.missing {
+			t.Errorf("MissingDependency(%s) = %q, want a cause: %v", tt.log, got, tt.missing)
+		}
+		if got != "" && got != Classify(tt.kind, tt.exit, out) {
+			t.Errorf("MissingDependency(%s) = %q, want Classify's cause", tt.log, got)
+		}
+	}
+}
