@@ -487,8 +487,10 @@ func TestOpenAICancelDuringBackoff(t *testing.T) {
 	}()
 	start := time.Now()
 	_, err := adapterFor(t, srv, Options{}).Call(ctx, RoleDrafter, mustJSON(t, draftRequest()), "")
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("cancelled call returned after %v, want at once", took)
+	// The server asked for 5 s; well under that means the cancel cut the
+	// wait short, whatever the machine's load.
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("cancelled call returned after %v, want before the 5 s wait ended", took)
 	}
 	var ae *AdapterError
 	if !errors.As(err, &ae) || !errors.Is(err, context.Canceled) || !strings.Contains(ae.Reason, "cancelled after 1 attempt(s)") || ae.TimedOut {
