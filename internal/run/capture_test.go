@@ -13,6 +13,7 @@ import (
 )
 
 func TestCapture(t *testing.T) {
+	longDrainGrace(t)
 	root := t.TempDir()
 	tests := []struct {
 		name    string
@@ -29,10 +30,10 @@ func TestCapture(t *testing.T) {
 		{name: "stdin to stdout", argv: []string{"cat"}, stdin: "request\n", max: 100, out: "request\n", exit: 0},
 		{name: "stderr goes to the log only", argv: []string{"sh", "-c", "echo reply; echo chatter >&2; exit 3"}, max: 100, out: "reply\n", log: "chatter\n", exit: 3},
 		{name: "exactly the limit", argv: []string{"printf", "12345"}, max: 5, out: "12345", exit: 0},
-		{name: "over the limit is killed at once", argv: []string{"yes"}, max: 1000, out: strings.Repeat("y\n", 500), exit: -1, limit: true, within: 3 * time.Second},
+		{name: "over the limit is killed at once", argv: []string{"yes"}, max: 1000, out: strings.Repeat("y\n", 500), exit: -1, limit: true, within: 10 * time.Second},
 		{name: "stdin never read", argv: []string{"sh", "-c", "echo ok"}, stdin: strings.Repeat("x", 1<<20), max: 100, out: "ok\n", exit: 0, within: 7 * time.Second},
-		{name: "escapee holding stdout", argv: []string{"sh", "-c", "setsid sleep 300 & echo done"}, max: 100, out: "done\n", exit: 0, within: 1500 * time.Millisecond},
-		{name: "timeout", argv: []string{"sh", "-c", "echo partial; sleep 30"}, max: 100, out: "partial\n", exit: -1, timeout: 300 * time.Millisecond, within: 3 * time.Second},
+		{name: "escapee holding stdout", argv: []string{"sh", "-c", "setsid sleep 300 & echo done"}, max: 100, out: "done\n", exit: 0, within: 10 * time.Second},
+		{name: "timeout", argv: []string{"sh", "-c", "echo partial; sleep 30"}, max: 100, out: "partial\n", exit: -1, timeout: 300 * time.Millisecond, within: 10 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,8 +27,11 @@ const DefaultTimeout = 10 * time.Minute
 
 // drainGrace is how long Run keeps reading the output pipe after the
 // command's process group was killed. Only a descendant Run could not
-// find (see reap_linux.go) can hold the pipe that long.
-const drainGrace = 2 * time.Second
+// find (see reap_linux.go) can hold the pipe that long. A variable only
+// so tests can make it long: a run that leaned on it would then take
+// unmistakably long, and the bound they check can allow for a loaded
+// machine.
+var drainGrace = 2 * time.Second
 
 // waitDelay bounds Wait after a cancel: if the leader survives SIGKILL of
 // its group for this long (it cannot, short of a kernel hang), Wait gives up.

@@ -34,6 +34,7 @@ func noneLeft(t *testing.T, m string) {
 }
 
 func TestRunEnds(t *testing.T) {
+	longDrainGrace(t)
 	tests := []struct {
 		name         string
 		argv         []string
@@ -52,12 +53,12 @@ func TestRunEnds(t *testing.T) {
 		{name: "not found in shell", argv: []string{"sh", "-c", "no-such-command-xyz"}, exit: 127, inconclusive: true, str: "exit 127 (command not found: inconclusive)"},
 		{name: "not executable in shell", argv: []string{"sh", "-c", "./plain"}, exit: 126, inconclusive: true},
 		{name: "killed by a signal", argv: []string{"sh", "-c", "kill -TERM $$"}, exit: -1, signal: "terminated", inconclusive: true, str: "killed by signal: terminated"},
-		{name: "timeout", argv: []string{"sleep", "30"}, timeout: 300 * time.Millisecond, exit: -1, signal: "killed", timedOut: true, inconclusive: true, str: "timed out after 300ms", within: 3 * time.Second},
-		{name: "timeout kills the group", argv: []string{"sh", "-c", "sleep 30 & sleep 30; exit 0"}, timeout: 300 * time.Millisecond, exit: -1, signal: "killed", timedOut: true, inconclusive: true, within: 3 * time.Second},
-		{name: "fail command with a background child", argv: []string{"sh", "-c", "sleep 300 & exit 1"}, exit: 1, str: "exit 1", within: 1500 * time.Millisecond},
-		{name: "setsid escapee holding the pipe", argv: []string{"sh", "-c", "setsid sleep 300 & sleep 0.1; exit 1"}, exit: 1, within: 1500 * time.Millisecond},
-		{name: "double-forked escapee", argv: []string{"sh", "-c", "setsid sh -c 'sleep 300 & sleep 300' & sleep 0.1; exit 0"}, exit: 0, within: 1500 * time.Millisecond},
-		{name: "nohup escapee ignoring SIGHUP", argv: []string{"sh", "-c", "setsid nohup sleep 300 >/dev/null 2>&1 & sleep 0.1; exit 2"}, exit: 2, within: 1500 * time.Millisecond},
+		{name: "timeout", argv: []string{"sleep", "30"}, timeout: 300 * time.Millisecond, exit: -1, signal: "killed", timedOut: true, inconclusive: true, str: "timed out after 300ms", within: 10 * time.Second},
+		{name: "timeout kills the group", argv: []string{"sh", "-c", "sleep 30 & sleep 30; exit 0"}, timeout: 300 * time.Millisecond, exit: -1, signal: "killed", timedOut: true, inconclusive: true, within: 10 * time.Second},
+		{name: "fail command with a background child", argv: []string{"sh", "-c", "sleep 300 & exit 1"}, exit: 1, str: "exit 1", within: 10 * time.Second},
+		{name: "setsid escapee holding the pipe", argv: []string{"sh", "-c", "setsid sleep 300 & sleep 0.1; exit 1"}, exit: 1, within: 10 * time.Second},
+		{name: "double-forked escapee", argv: []string{"sh", "-c", "setsid sh -c 'sleep 300 & sleep 300' & sleep 0.1; exit 0"}, exit: 0, within: 10 * time.Second},
+		{name: "nohup escapee ignoring SIGHUP", argv: []string{"sh", "-c", "setsid nohup sleep 300 >/dev/null 2>&1 & sleep 0.1; exit 2"}, exit: 2, within: 10 * time.Second},
 	}
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "plain"), []byte("echo hi\n"), 0o644); err != nil {
@@ -391,4 +392,14 @@ func FuzzConfine(f *testing.F) {
 			t.Fatalf("confine(%q) = %q, outside %q", wd, got, realRoot)
 		}
 	})
+}
+
+// longDrainGrace makes drainGrace 30 s for the rest of the test: a run
+// that returns only when the grace ends (an escapee Run did not reap) then
+// takes 30 s, far past the 10 s the tests allow for a loaded machine,
+// while a run that reaped its escapees returns at once.
+func longDrainGrace(t *testing.T) {
+	old := drainGrace
+	drainGrace = 30 * time.Second
+	t.Cleanup(func() { drainGrace = old })
 }
