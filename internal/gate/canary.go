@@ -28,7 +28,7 @@ const (
 // and package, the oracle file's imports, the runner's own assertion;
 // runner.PlanCanary) under a random name, and runs the pass command
 // retargeted at it, once, in the same worktree and sandbox session as the
-// patched runs. It must exit non-zero and be conclusive: a test framework
+// patched runs, reset to the patched tree and on a fresh candidate side. It must exit non-zero and be conclusive: a test framework
 // neutered from library code (TestCase.run replaced, pytest's runtest
 // patched, a Go init that exits 0 under testing) passes every test, this
 // one too, and a canary that did not build or import proves nothing. The
@@ -41,6 +41,19 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 		return nil
 	case g.canary.err != nil:
 		return g.fail(RulePatchCanary, "the canary test could not be planned: "+g.canary.err.Error())
+	}
+	// The canary must not be told from the pass run by what the runs
+	// before it left behind: a tree that neuters the runner only while a
+	// marker it plants is missing (in an ignored folder, beside its own
+	// source, in its build cache) would neuter the pass run and not this
+	// one. So the canary meets the patched tree exactly as the diff makes
+	// it, its files written afresh, with a cache layer of its own.
+	if err := g.repatch(ctx, "canary"); err != nil {
+		return err
+	}
+	g.leaveCandidate()
+	if err := g.enterCandidate(); err != nil {
+		return err
 	}
 	plan := g.canary.plan
 	root, err := os.OpenRoot(g.wt.Dir)

@@ -251,6 +251,7 @@ type gateRun struct {
 	// candidate is the candidate's side while its runs run (see
 	// enterCandidate), nil on the base side.
 	candidate *Candidate
+	leaveSide func() // ends the candidate's side; nil on the base side
 	// canary is patch.canary's plan, made before the patched runs (see
 	// canary.go).
 	canary canaryPlan
@@ -682,23 +683,31 @@ func (g *gateRun) baseRules(ctx context.Context) error {
 	return g.runRule(ctx, RuleBaseInvariant, "base-invariant", c.Invariant, "")
 }
 
-// enterCandidate switches the gate's runs to the candidate's side (see
-// Candidate). The returned func switches back and removes the side.
-func (g *gateRun) enterCandidate() (func(), error) {
+// enterCandidate switches the gate's runs to a fresh candidate's side
+// (see Candidate); leaveCandidate switches back and removes it.
+func (g *gateRun) enterCandidate() error {
 	base := g.policy
 	side, err := EnterCandidate(g.o.Repo, base)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	g.candidate = side
 	g.policy = side.Policy
 	if side.Cold() {
 		g.v.Sandbox.Cache = sandbox.CachePrivateCold
 	}
-	return func() {
-		g.policy, g.candidate = base, nil
+	g.leaveSide = func() {
+		g.policy, g.candidate, g.leaveSide = base, nil, nil
 		side.Close()
-	}, nil
+	}
+	return nil
+}
+
+// leaveCandidate ends the candidate's side, if one is open.
+func (g *gateRun) leaveCandidate() {
+	if g.leaveSide != nil {
+		g.leaveSide()
+	}
 }
 
 // patchedRules applies the diff to g.wt, a clean checkout of the base,
@@ -743,11 +752,10 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 			return err
 		}
 	}
-	leave, err := g.enterCandidate()
-	if err != nil {
+	if err := g.enterCandidate(); err != nil {
 		return err
 	}
-	defer leave()
+	defer g.leaveCandidate()
 	if err := g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky); err != nil {
 		return err
 	}
@@ -758,6 +766,25 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return err
 	}
 	return g.canaryRule(ctx)
+}
+
+// repatch puts the worktree back to the patched tree exactly as the diff
+// makes it: reset to the base (untracked and ignored files removed, the
+// files the runs changed rewritten), then the diff applied again. What
+// the runs so far left in the tree is gone; the files the diff touches
+// are written afresh.
+func (g *gateRun) repatch(ctx context.Context, what string) error {
+	if err := g.wt.Reset(ctx, g.base); err != nil {
+		return err
+	}
+	if _, err := g.wt.GitInput(ctx, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			return fmt.Errorf("%s: the diff no longer applies to a fresh base: %s", what, firstLine(ge.Stderr))
+		}
+		return err
+	}
+	return nil
 }
 
 // runCmd is how every card command of this gate runs: in the worktree, with

@@ -3,9 +3,7 @@ package gate
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/heldout"
 )
 
@@ -49,14 +47,7 @@ func (g *gateRun) heldOutRule(ctx context.Context) error {
 	// dest, a file under a held-out name, dest made a symlink): the
 	// held-out tests meet the patched tree as the diff makes it, nothing
 	// more.
-	if err := g.wt.Reset(ctx, g.base); err != nil {
-		return err
-	}
-	if _, err := g.wt.GitInput(ctx, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
-		var ge *gitx.Error
-		if errors.As(err, &ge) {
-			return fmt.Errorf("held-out: the diff no longer applies to a fresh base: %s", firstLine(ge.Stderr))
-		}
+	if err := g.repatch(ctx, "held-out"); err != nil {
 		return err
 	}
 	copied, err := g.o.HeldOut.CopyInto(g.wt.Dir, h.Dest)
