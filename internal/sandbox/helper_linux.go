@@ -206,6 +206,7 @@ func (h *helper) applyFiles() *Error {
 		l.run(FeatPrivateTmp, "private /tmp", func() error { return privateTmp(c) })
 		l.run(FeatGitRO, "git folders read-only", func() error { return applyBinds(c.Binds) })
 		l.run(FeatGitConfigMasked, "mask the repository's config", func() error { return applyMasks(c.Masks) })
+		l.run(FeatGitRO, "hide failpass's logs", func() error { return hide(c.Hidden) })
 	} else {
 		l.run(FeatPrivateTmp, "private temp folder", func() error { return os.MkdirAll(c.Home, 0o700) })
 	}
@@ -320,6 +321,20 @@ func privateTmp(c helperConfig) error {
 	}
 	if c.Home != "" {
 		return os.MkdirAll(c.Home, 0o700)
+	}
+	return nil
+}
+
+// hide covers each existing folder of paths with an empty read-only
+// tmpfs.
+func hide(paths []string) error {
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
+			return fmt.Errorf("hide %s: %w", p, err)
+		}
 	}
 	return nil
 }

@@ -42,6 +42,7 @@ type helperConfig struct {
 	Keep       []string    `json:"keep"`              // folders under /tmp that must stay visible
 	Binds      []bind      `json:"binds"`             // git folders read-only, writable folders below them
 	Masks      []mask      `json:"masks"`             // files shown with other content (the repository's config)
+	Hidden     []string    `json:"hidden"`            // folders shown empty (failpass's logs)
 	Writable   []string    `json:"writable"`          // Landlock read-write
 	Readable   []string    `json:"readable"`          // Landlock read-only and execute
 	Landlock   bool        `json:"landlock"`
@@ -298,6 +299,7 @@ type Prepared struct {
 	root     string
 	gitBinds []bind
 	masks    []mask
+	hidden   []string
 	readable []string
 	writable []string
 	tmp      string
@@ -434,7 +436,12 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 			pr.readable = append(pr.readable, filepath.Clean(d))
 		}
 	}
-	pr.readable = append(pr.readable, gp.gitDir, gp.commonDir)
+	// failpass's own logs lie in the common dir, and the logs of a
+	// candidate's earlier runs would tell its later runs (the canary) from
+	// its first: no command reads them.
+	pr.hidden = []string{filepath.Join(gp.commonDir, "failpass", "logs")}
+	pr.readable = append(pr.readable, gp.gitDir)
+	pr.readable = append(pr.readable, complementIn(gp.commonDir, append(pr.hidden, pr.writable...))...)
 	pr.gitBinds = gitBinds(gp, pr.writable)
 	if b, err := os.ReadFile(filepath.Join(gp.commonDir, "config")); err == nil {
 		pr.masks = append(pr.masks, mask{Path: filepath.Join(gp.commonDir, "config"), Content: string(sanitizeGitConfig(b))})
@@ -535,7 +542,7 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 	cfg := helperConfig{
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
 		Namespaces: pr.caps.namespaces, Network: pr.policy.PrepareCmd, Tmp: pr.tmp, Home: pr.home,
-		Binds: pr.gitBinds, Masks: pr.masks, Writable: pr.writable, Readable: pr.readable,
+		Binds: pr.gitBinds, Masks: pr.masks, Hidden: pr.hidden, Writable: pr.writable, Readable: pr.readable,
 		Landlock: pr.caps.landlock, Limits: pr.policy.Limits, Cache: pr.cache,
 	}
 	for _, cg := range pr.cgroups {

@@ -92,7 +92,12 @@ func realPaths(ps []string) []string {
 // rule (a rule on them would grant the excluded paths below), nor does a
 // symlink that leads into an excluded path. A folder the user cannot list
 // contributes nothing.
-func complement(excluded []string) []string {
+func complement(excluded []string) []string { return complementIn("/", excluded) }
+
+// complementIn is complement within the subtree of top: paths whose
+// subtrees together hold every path below top outside the subtrees of
+// excluded.
+func complementIn(top string, excluded []string) []string {
 	ex := realPaths(excluded)
 	under := func(p, root string) bool { return p == root || strings.HasPrefix(p, root+"/") || root == "/" }
 	isExcluded := func(p string) bool {
@@ -133,10 +138,13 @@ func complement(excluded []string) []string {
 			}
 		}
 	}
-	if isExcluded("/") {
+	switch {
+	case isExcluded(top):
 		return nil
+	case top != "/" && !leadsTo(top):
+		return []string{top} // nothing below it is excluded
 	}
-	walk("/")
+	walk(top)
 	return out
 }
 
