@@ -252,7 +252,9 @@ func (w *Worktree) Reset(ctx context.Context, commit string) error {
 	if sha != w.commit {
 		w.files = nil
 	}
-	if _, err := w.Git(ctx, "checkout", "-f", "--detach", sha); err != nil {
+	// No reflog: a HEAD log that grows with every reset would tell a
+	// candidate's run after a reset (the gate's canary) from its first.
+	if _, err := w.Git(ctx, "-c", "core.logAllRefUpdates=false", "checkout", "-f", "--detach", sha); err != nil {
 		return fmt.Errorf("worktree: reset to %s: %w", sha, err)
 	}
 	if swept {

@@ -3,8 +3,9 @@ package worktree
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
-	"github.com/failpass/failpass/internal/gittest"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/failpass/failpass/internal/gittest"
 
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/run"
@@ -727,5 +730,30 @@ func TestResetSweep(t *testing.T) {
 	}
 	if st := git(t, w.Dir, "status", "--porcelain", "--ignored", "--untracked-files=all"); st != "" {
 		t.Errorf("after Reset status = %q, want clean", st)
+	}
+}
+
+// TestResetKeepsNoReflog checks a reset leaves no trace a run could count:
+// a HEAD log in the worktree's git folder would grow with every reset that
+// moves HEAD, telling a candidate's runs apart by what came before them.
+func TestResetKeepsNoReflog(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	write(t, repo.Dir, "next.txt", "next\n")
+	git(t, repo.Dir, "add", "next.txt")
+	git(t, repo.Dir, "commit", "-q", "-m", "b")
+	next := strings.TrimSpace(git(t, repo.Dir, "rev-parse", "HEAD"))
+	w, err := Add(ctx, repo, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Remove(ctx)
+	for _, c := range []string{next, base, next} {
+		if err := w.Reset(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.GitDir(), "logs", "HEAD")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after three resets, %s/logs/HEAD: %v; want none", w.GitDir(), err)
 	}
 }
