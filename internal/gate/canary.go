@@ -28,11 +28,12 @@ const (
 // and package, the oracle file's imports, the runner's own assertion;
 // runner.PlanCanary) under a random name, and runs the pass command
 // retargeted at it, once, in the same worktree and sandbox session as the
-// patched runs, reset to the patched tree and on a fresh candidate side. It must exit non-zero and be conclusive: a test framework
-// neutered from library code (TestCase.run replaced, pytest's runtest
-// patched, a Go init that exits 0 under testing) passes every test, this
-// one too, and a canary that did not build or import proves nothing. The
-// file is removed afterwards.
+// patched runs, but with the worktree reset to the patched tree and on a
+// fresh candidate side. It must exit non-zero and be conclusive: a test
+// framework neutered from library code (TestCase.run replaced, pytest's
+// runtest patched, a Go init that exits 0 under testing) passes every
+// test, this one too, and a canary that did not build or import proves
+// nothing. The file is removed afterwards.
 func (g *gateRun) canaryRule(ctx context.Context) error {
 	c := g.o.Card
 	switch {
