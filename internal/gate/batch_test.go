@@ -21,8 +21,9 @@ func TestMain(m *testing.M) { gittest.Main(m, "gate") }
 
 // The test repository's git and files, as every package drives them.
 var (
-	git   = gittest.Git
-	write = gittest.Write
+	git    = gittest.Git
+	write  = gittest.Write
+	mkdiff = gittest.Diff
 )
 
 // The test repository: a bug (answer=41), a check that wants 42, and an
@@ -66,18 +67,6 @@ func newRepo(t testing.TB) (*gitx.Repo, string) {
 		t.Fatal(err)
 	}
 	return repo, base
-}
-
-// mkdiff writes files in the checkout, takes the diff and restores it.
-func mkdiff(t testing.TB, dir string, files map[string]string) []byte {
-	t.Helper()
-	for name, content := range files {
-		write(t, dir, name, content)
-	}
-	git(t, dir, "add", "-A")
-	d := git(t, dir, "diff", "--cached")
-	git(t, dir, "reset", "-q", "--hard")
-	return []byte(d)
 }
 
 type cand struct {

@@ -82,23 +82,18 @@ func (t *baseTree) List(dirs []string) (map[string][]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	entries, err := gitx.ParseTree(raw, true)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string][]string{}
-	for _, rec := range bytes.Split(raw, []byte{0}) {
-		if len(rec) == 0 {
+	for _, e := range entries {
+		if e.Type != "blob" {
 			continue
 		}
-		meta, name, ok := strings.Cut(string(rec), "\t")
-		f := strings.Fields(meta)
-		if !ok || len(f) != 4 {
-			return nil, fmt.Errorf("git ls-tree: unexpected record %q", rec)
-		}
-		if f[1] != "blob" {
-			continue
-		}
-		size, _ := strconv.ParseInt(f[3], 10, 64)
-		t.blobs[name] = blob{oid: f[2], size: size}
-		if d := path.Dir(name); want[d] {
-			out[d] = append(out[d], path.Base(name))
+		t.blobs[e.Name] = blob{oid: e.OID, size: max(e.Size, 0)}
+		if d := path.Dir(e.Name); want[d] {
+			out[d] = append(out[d], path.Base(e.Name))
 		}
 	}
 	return out, nil

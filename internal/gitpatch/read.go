@@ -2,10 +2,8 @@
 package gitpatch
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,17 +113,13 @@ func lsTree(ctx context.Context, repo *gitx.Repo, base string, paths []string) (
 	if err != nil {
 		return nil, err
 	}
-	for _, rec := range bytes.Split(raw, []byte{0}) {
-		if len(rec) == 0 {
-			continue
-		}
-		meta, name, ok := strings.Cut(string(rec), "\t")
-		f := strings.Fields(meta)
-		if !ok || len(f) != 3 {
-			return nil, fmt.Errorf("git ls-tree: unexpected record %q", rec)
-		}
-		if want[name] {
-			out[name] = patch.BaseEntry{Mode: f[0], Type: f[1], OID: f[2]}
+	entries, err := gitx.ParseTree(raw, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if want[e.Name] {
+			out[e.Name] = patch.BaseEntry{Mode: e.Mode, Type: e.Type, OID: e.OID}
 		}
 	}
 	return out, nil
@@ -142,19 +136,15 @@ func BaseFiles(ctx context.Context, repo *gitx.Repo, base string) (map[string]bo
 	if err != nil {
 		return nil, err
 	}
+	entries, err := gitx.ParseTree(raw, false)
+	if err != nil {
+		return nil, err
+	}
 	files := map[string]bool{}
-	for _, rec := range bytes.Split(raw, []byte{0}) {
-		if len(rec) == 0 {
-			continue
-		}
-		meta, name, ok := strings.Cut(string(rec), "\t")
-		f := strings.Fields(meta)
-		if !ok || len(f) != 3 {
-			return nil, fmt.Errorf("git ls-tree: unexpected record %q", rec)
-		}
-		switch f[0] {
+	for _, e := range entries {
+		switch e.Mode {
 		case patch.ModeFile, patch.ModeExecutable, patch.ModeSymlink:
-			files[name] = true
+			files[e.Name] = true
 		}
 	}
 	return files, nil

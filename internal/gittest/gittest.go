@@ -48,3 +48,16 @@ func Write(t testing.TB, dir, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+// Diff writes files in the checkout dir, returns their change as git diff
+// --cached prints it, and restores the checkout.
+func Diff(t testing.TB, dir string, files map[string]string) []byte {
+	t.Helper()
+	for name, content := range files {
+		Write(t, dir, name, content)
+	}
+	Git(t, dir, "add", "-A")
+	d := Git(t, dir, "diff", "--cached")
+	Git(t, dir, "reset", "-q", "--hard")
+	return []byte(d)
+}
