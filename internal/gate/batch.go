@@ -399,14 +399,14 @@ func (b *Batch) dynamic(ctx context.Context, g *gateRun, baseKey Key) error {
 		// on names the git directory explicitly.
 		g.wt, g.policy, g.session = ran.wt, ran.policy, ran.session
 		defer b.release(g, g.wt)
-		defer g.session.Close()
+		defer g.closeSession()
 		if err := g.wt.Reset(ctx, g.base); err != nil {
 			return err
 		}
 	} else {
 		if g.policy = g.basePolicy(); g.policy != nil {
 			g.session = run.NewSession() // the pass and invariant runs share one helper
-			defer g.session.Close()
+			defer g.closeSession()
 			go g.session.Start(g.policy) // while the pool resets a worktree
 		}
 		wt, err := b.pool.Get(ctx, g.base)

@@ -48,7 +48,8 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 	// marker it plants is missing (in an ignored folder, beside its own
 	// source, in its build cache) would neuter the pass run and not this
 	// one. So the canary meets the patched tree exactly as the diff makes
-	// it, its files written afresh, with a cache layer of its own.
+	// it, its files written afresh, with a cache layer and a sandbox
+	// session of its own, as the pass run had.
 	if err := g.repatch(ctx, "canary"); err != nil {
 		return err
 	}
@@ -56,6 +57,7 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 	if err := g.enterCandidate(); err != nil {
 		return err
 	}
+	g.freshSession()
 	plan := g.canary.plan
 	root, err := os.OpenRoot(g.wt.Dir)
 	if err != nil {

@@ -691,6 +691,13 @@ func (g *gateRun) enterCandidate() error {
 	if err != nil {
 		return err
 	}
+	if side.Policy != nil && g.o.LogDir != "" {
+		// The gate's own logs (a --log-dir the sandbox would let it
+		// read) would tell the candidate's later runs from its first.
+		if dir, err := filepath.Abs(g.o.LogDir); err == nil {
+			side.Policy.Hidden = append(slices.Clone(side.Policy.Hidden), dir)
+		}
+	}
 	g.candidate = side
 	g.policy = side.Policy
 	if side.Cold() {
@@ -701,6 +708,28 @@ func (g *gateRun) enterCandidate() error {
 		side.Close()
 	}
 	return nil
+}
+
+// freshSession gives the runs from here on a sandbox helper of their own
+// (with the sandbox on): a helper's namespaces outlive its commands, and
+// what they count (process ids, loopback packets, cgroup totals) would
+// tell a run from the runs before it in the same session. The pass run
+// and the canary each start one, so each is the first command of its
+// helper and the two cannot be told apart that way.
+func (g *gateRun) freshSession() {
+	if g.session == nil || g.policy == nil {
+		return // nothing contained, nothing shared
+	}
+	g.session.Close()
+	g.session = run.NewSession()
+	go g.session.Start(g.policy)
+}
+
+// closeSession ends the gate's current session, if any.
+func (g *gateRun) closeSession() {
+	if g.session != nil {
+		g.session.Close()
+	}
 }
 
 // leaveCandidate ends the candidate's side, if one is open.
@@ -756,6 +785,7 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return err
 	}
 	defer g.leaveCandidate()
+	g.freshSession()
 	if err := g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky); err != nil {
 		return err
 	}

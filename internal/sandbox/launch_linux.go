@@ -440,6 +440,11 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	// candidate's earlier runs would tell its later runs (the canary) from
 	// its first: no command reads them.
 	pr.hidden = []string{filepath.Join(gp.commonDir, "failpass", "logs")}
+	for _, d := range p.Hidden {
+		if filepath.IsAbs(d) {
+			pr.hidden = append(pr.hidden, filepath.Clean(d))
+		}
+	}
 	pr.readable = append(pr.readable, gp.gitDir)
 	pr.readable = append(pr.readable, complementIn(gp.commonDir, append(pr.hidden, pr.writable...))...)
 	pr.gitBinds = gitBinds(gp, pr.writable)
