@@ -50,6 +50,7 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 	// one. So the canary meets the patched tree exactly as the diff makes
 	// it, its files written afresh, with a cache layer and a sandbox
 	// session of its own, as the pass run had.
+	g.freshSession() // its helper starts while the tree is reset
 	if err := g.repatch(ctx, "canary"); err != nil {
 		return err
 	}
@@ -57,7 +58,6 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 	if err := g.enterCandidate(); err != nil {
 		return err
 	}
-	g.freshSession()
 	plan := g.canary.plan
 	root, err := os.OpenRoot(g.wt.Dir)
 	if err != nil {

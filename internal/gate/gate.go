@@ -744,6 +744,7 @@ func (g *gateRun) leaveCandidate() {
 // patch.invariant, patch.held_out, patch.canary.
 func (g *gateRun) patchedRules(ctx context.Context) error {
 	wt, c := g.wt, g.o.Card
+	g.freshSession() // its helper starts while the diff is applied and checked
 	if _, err := wt.GitInput(ctx, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) {
@@ -785,7 +786,6 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return err
 	}
 	defer g.leaveCandidate()
-	g.freshSession()
 	if err := g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky); err != nil {
 		return err
 	}
