@@ -14,14 +14,24 @@
 # 20,000-file repository
 # (target <= 0.2).
 #
-#   sh bench/batch.sh            ROUNDS=3 by default; FILES=20000; SKIP_PREPARE=1 skips the last part
+# With BEFORE=<rev>, failpass built from that revision is measured the
+# same way in the same rounds, interleaved, and the ratios after/before
+# are printed too.
+#
+#   sh bench/batch.sh            ROUNDS=3 by default; FILES=20000; SKIP_PREPARE=1 skips the last part; BEFORE=<rev>
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${ROUNDS:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/failpass" "$root/cmd/failpass"
-fp="$work/failpass"
+builds=failpass
+if [ -n "${BEFORE:-}" ]; then
+	mkdir "$work/src"
+	git -C "$root" archive "$BEFORE" | tar -x -C "$work/src"
+	(cd "$work/src" && go build -o "$work/before" ./cmd/failpass)
+	builds="failpass before"
+fi
 
 repo="$work/repo"
 mkdir -p "$repo/src" "$repo/tests" "$repo/ci" "$repo/docs"
@@ -77,8 +87,12 @@ for f in "$c"/*.diff; do printf '{"card": "card.yml", "diff": "cands/%s"}\n' "$(
 cd "$work"
 
 now() { date +%s.%N; }
-serial_t=; batch_t=; warm_t=
-for r in $(seq 1 "$rounds"); do
+med() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# round BUILD: one serial, cold batch and warm batch of BUILD, appended
+# to BUILD's times; every candidate must get the same verdict and rule
+# every way.
+round() {
+	b=$1 fp="$work/$1"
 	t0=$(now)
 	: > serial.ndjson
 	for f in cands/*.diff; do
@@ -90,24 +104,33 @@ for r in $(seq 1 "$rounds"); do
 	t2=$(now)
 	"$fp" gate --allow-unsigned --json --manifest manifest.jsonl --repo repo > warm.ndjson 2>/dev/null || [ $? = 1 ]
 	t3=$(now)
-	serial_t="$serial_t $(echo "$t1 - $t0" | bc)"
-	batch_t="$batch_t $(echo "$t2 - $t1" | bc)"
-	warm_t="$warm_t $(echo "$t3 - $t2" | bc)"
-	echo "round $r: serial $(echo "$t1 - $t0" | bc)s batch $(echo "$t2 - $t1" | bc)s warm $(echo "$t3 - $t2" | bc)s"
-	# Same verdict and rule per candidate, every way.
+	eval "serial_$b=\"\$serial_$b $(echo "$t1 - $t0" | bc)\""
+	eval "batch_$b=\"\$batch_$b $(echo "$t2 - $t1" | bc)\""
+	eval "warm_$b=\"\$warm_$b $(echo "$t3 - $t2" | bc)\""
+	echo "round $r, $b: serial $(echo "$t1 - $t0" | bc)s batch $(echo "$t2 - $t1" | bc)s warm $(echo "$t3 - $t2" | bc)s"
 	for out in serial batch warm; do
 		grep '"candidate"' $out.ndjson | sed 's/^{"verdict":"\([a-z]*\)","rule":\([^,]*\),.*"candidate":"\([^"]*\)".*/\3 \1 \2/' | sort > $out.verdicts
 	done
-	cmp -s serial.verdicts batch.verdicts || { echo "bench: batch verdicts differ from serial:"; diff serial.verdicts batch.verdicts; exit 1; }
-	cmp -s serial.verdicts warm.verdicts || { echo "bench: cached verdicts differ from serial:"; diff serial.verdicts warm.verdicts; exit 1; }
+	cmp -s serial.verdicts batch.verdicts || { echo "bench: $b: batch verdicts differ from serial:"; diff serial.verdicts batch.verdicts; exit 1; }
+	cmp -s serial.verdicts warm.verdicts || { echo "bench: $b: cached verdicts differ from serial:"; diff serial.verdicts warm.verdicts; exit 1; }
+	if [ "$b" = failpass ]; then passes=$(grep -c '"verdict":"pass"' serial.ndjson || true); fi
+}
+for b in $builds; do eval "serial_$b= batch_$b= warm_$b="; done
+for r in $(seq 1 "$rounds"); do
+	for b in $builds; do round "$b"; done
 done
-med() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ms=$(med $serial_t); mb=$(med $batch_t); mw=$(med $warm_t)
-echo "candidates: 32 ($(grep -c '"verdict":"pass"' serial.ndjson) pass), cores: $(nproc), rounds: $rounds"
-echo "median serial ${ms}s, batch ${mb}s, warm ${mw}s"
-echo "ratio batch/serial: $(echo "scale=3; $mb / $ms" | bc) (target <= 0.35)"
-echo "ratio warm/serial:  $(echo "scale=3; $mw / $ms" | bc) (target <= 0.05)"
-tail -n 1 warm.ndjson
+for b in $builds; do
+	eval "ms=\$(med \$serial_$b); mb=\$(med \$batch_$b); mw=\$(med \$warm_$b)"
+	eval "ms_$b=$ms mb_$b=$mb mw_$b=$mw"
+	echo "== $b"
+	echo "median serial ${ms}s, batch ${mb}s, warm ${mw}s"
+	echo "ratio batch/serial: $(echo "scale=3; $mb / $ms" | bc) (target <= 0.35)"
+	echo "ratio warm/serial:  $(echo "scale=3; $mw / $ms" | bc) (target <= 0.05)"
+done
+echo "candidates: 32 ($passes pass with this tree's build), cores: $(nproc), rounds: $rounds"
+if [ -n "${BEFORE:-}" ]; then
+	echo "after/before ($BEFORE): serial $(echo "scale=3; $ms_failpass / $ms_before" | bc), batch $(echo "scale=3; $mb_failpass / $mb_before" | bc), warm $(echo "scale=3; $mw_failpass / $mw_before" | bc)"
+fi
 
 if [ "${SKIP_PREPARE:-}" = "" ]; then
 	cd "$root"
