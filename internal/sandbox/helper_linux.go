@@ -206,7 +206,7 @@ func (h *helper) applyFiles() *Error {
 		l.run(FeatPrivateTmp, "private /tmp", func() error { return privateTmp(c) })
 		l.run(FeatGitRO, "git folders read-only", func() error { return applyBinds(c.Binds) })
 		l.run(FeatGitConfigMasked, "mask the repository's config", func() error { return applyMasks(c.Masks) })
-		l.run(FeatGitRO, "hide failpass's logs", func() error { return hide(c.Hidden) })
+		l.run(FeatGitRO, "hide failpass's folder", func() error { return hide(c.Hidden, c.Shown) })
 	} else {
 		l.run(FeatPrivateTmp, "private temp folder", func() error { return os.MkdirAll(c.Home, 0o700) })
 	}
@@ -266,32 +266,13 @@ func loopbackUp() error {
 
 // privateTmp mounts fresh tmpfs folders on /tmp and /dev/shm, keeping
 // visible the folders below /tmp the command needs (a worktree under
-// /tmp): each is opened before /tmp is covered and bind-mounted back from
-// its open descriptor afterwards.
+// /tmp).
 func privateTmp(c helperConfig) error {
-	type kept struct {
-		path string
-		fd   int
-		dir  bool
+	keep, err := openKept(c.Keep)
+	if err != nil {
+		return err
 	}
-	var keep []kept
-	for _, p := range c.Keep {
-		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue // a readable folder that does not exist needs no keeping
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return err
-		}
-		keep = append(keep, kept{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
-	}
-	defer func() {
-		for _, k := range keep {
-			unix.Close(k.fd)
-		}
-	}()
+	defer keep.close()
 	size := "size=" + strconv.FormatInt(c.Limits.TmpSize, 10)
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,"+size); err != nil {
 		return fmt.Errorf("tmpfs on /tmp: %w", err)
@@ -301,7 +282,54 @@ func privateTmp(c helperConfig) error {
 			return fmt.Errorf("tmpfs on /dev/shm: %w", err)
 		}
 	}
-	for _, k := range keep {
+	if err := keep.restore(); err != nil {
+		return err
+	}
+	if c.Home != "" {
+		return os.MkdirAll(c.Home, 0o700)
+	}
+	return nil
+}
+
+// kept is a folder or file that stays visible where a tmpfs covers what
+// lies above it: it is opened before the tmpfs is mounted and bound back
+// from its open descriptor afterwards, with the mounts below it.
+type kept struct {
+	path string
+	fd   int
+	dir  bool
+}
+
+type keptPaths []kept
+
+// openKept opens paths; one that does not exist needs no keeping.
+func openKept(paths []string) (keptPaths, error) {
+	var ks keptPaths
+	for _, p := range paths {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			ks.close()
+			return nil, err
+		}
+		ks = append(ks, kept{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+	}
+	return ks, nil
+}
+
+func (ks keptPaths) close() {
+	for _, k := range ks {
+		unix.Close(k.fd)
+	}
+}
+
+// restore binds each kept path back at its place, making the place first.
+func (ks keptPaths) restore() error {
+	for _, k := range ks {
 		if k.dir {
 			if err := os.MkdirAll(k.path, 0o755); err != nil {
 				return err
@@ -319,24 +347,40 @@ func privateTmp(c helperConfig) error {
 			return fmt.Errorf("keep %s: %w", k.path, err)
 		}
 	}
-	if c.Home != "" {
-		return os.MkdirAll(c.Home, 0o700)
-	}
 	return nil
 }
 
 // hide covers each existing folder of paths with an empty read-only
-// tmpfs.
-func hide(paths []string) error {
+// tmpfs that shows only what of shown lies below it, as it was.
+func hide(paths, shown []string) error {
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
 			continue
 		}
-		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
+		if err := hideBut(p, keepUnder(p, shown)); err != nil {
 			return fmt.Errorf("hide %s: %w", p, err)
 		}
 	}
 	return nil
+}
+
+func hideBut(dir string, shown []string) error {
+	keep, err := openKept(shown)
+	if err != nil {
+		return err
+	}
+	defer keep.close()
+	if len(keep) == 0 {
+		return unix.Mount("tmpfs", dir, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
+		return err
+	}
+	if err := keep.restore(); err != nil {
+		return err
+	}
+	// Read-only for this mount only: the kept mounts below keep their own.
+	return unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 }
 
 // applyBinds bind-mounts each path onto itself, read-only or read-write,

@@ -42,7 +42,8 @@ type helperConfig struct {
 	Keep       []string    `json:"keep"`              // folders under /tmp that must stay visible
 	Binds      []bind      `json:"binds"`             // git folders read-only, writable folders below them
 	Masks      []mask      `json:"masks"`             // files shown with other content (the repository's config)
-	Hidden     []string    `json:"hidden"`            // folders shown empty (failpass's logs)
+	Hidden     []string    `json:"hidden"`            // folders shown empty (failpass's own folder)
+	Shown      []string    `json:"shown"`             // what stays as it is inside them (the run's worktree, git folder, caches)
 	Writable   []string    `json:"writable"`          // Landlock read-write
 	Readable   []string    `json:"readable"`          // Landlock read-only and execute
 	Landlock   bool        `json:"landlock"`
@@ -300,6 +301,7 @@ type Prepared struct {
 	gitBinds []bind
 	masks    []mask
 	hidden   []string
+	shown    []string
 	readable []string
 	writable []string
 	tmp      string
@@ -436,13 +438,21 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 			pr.readable = append(pr.readable, filepath.Clean(d))
 		}
 	}
-	// failpass's own logs lie in the common dir, and the logs of a
-	// candidate's earlier runs would tell its later runs (the canary) from
-	// its first: no command reads them.
-	pr.hidden = []string{filepath.Join(gp.commonDir, "failpass", "logs")}
+	// failpass's own folder lies in the common dir, and what other runs
+	// left there (logs, other worktrees, other candidates' cache layers,
+	// the verdict cache) would tell a candidate's later run (the canary)
+	// from its first, once a concurrent gate has written it: a command
+	// sees of it only its own worktree, that worktree's git folder and
+	// the caches its policy names.
+	pr.hidden = []string{filepath.Join(gp.commonDir, "failpass")}
 	for _, d := range p.Hidden {
 		if filepath.IsAbs(d) {
 			pr.hidden = append(pr.hidden, filepath.Clean(d))
+		}
+	}
+	for _, d := range []string{realRoot, gp.gitDir, pr.policy.CacheDir, pr.policy.Deps} {
+		if d != "" {
+			pr.shown = append(pr.shown, d)
 		}
 	}
 	pr.readable = append(pr.readable, gp.gitDir)
@@ -547,7 +557,7 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 	cfg := helperConfig{
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
 		Namespaces: pr.caps.namespaces, Network: pr.policy.PrepareCmd, Tmp: pr.tmp, Home: pr.home,
-		Binds: pr.gitBinds, Masks: pr.masks, Hidden: pr.hidden, Writable: pr.writable, Readable: pr.readable,
+		Binds: pr.gitBinds, Masks: pr.masks, Hidden: pr.hidden, Shown: pr.shown, Writable: pr.writable, Readable: pr.readable,
 		Landlock: pr.caps.landlock, Limits: pr.policy.Limits, Cache: pr.cache,
 	}
 	for _, cg := range pr.cgroups {
