@@ -450,13 +450,13 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 			pr.hidden = append(pr.hidden, filepath.Clean(d))
 		}
 	}
-	for _, d := range []string{realRoot, gp.gitDir, pr.policy.CacheDir, pr.policy.Deps} {
-		if d != "" {
-			pr.shown = append(pr.shown, d)
-		}
-	}
 	pr.readable = append(pr.readable, gp.gitDir)
 	pr.readable = append(pr.readable, complementIn(gp.commonDir, append(pr.hidden, pr.writable...))...)
+	// A hidden folder never hides what the command is granted: of
+	// failpass's folder that is the run's worktree, its git folder and
+	// its caches; of a --log-dir that holds the repository, the whole
+	// git folder and the worktree too.
+	pr.shown = append(append([]string{gp.commonDir}, pr.writable...), pr.readable...)
 	pr.gitBinds = gitBinds(gp, pr.writable)
 	if b, err := os.ReadFile(filepath.Join(gp.commonDir, "config")); err == nil {
 		pr.masks = append(pr.masks, mask{Path: filepath.Join(gp.commonDir, "config"), Content: string(sanitizeGitConfig(b))})
