@@ -222,11 +222,12 @@ type Policy struct {
 	// Readable adds folders the command may read (and execute from) to
 	// the system and toolchain folders found automatically.
 	Readable []string
-	// Hidden are folders the command sees empty (where a mount namespace
-	// exists; within the git folders Landlock keeps them unreadable too),
-	// beside failpass's own logs folder, which is always hidden: a gate's
-	// --log-dir, whose logs would tell a candidate's later runs from its
-	// first.
+	// Hidden are folders the command sees empty but for what it is
+	// granted below them (where a mount namespace exists; within the git
+	// folders Landlock keeps them unreadable too), beside failpass's own
+	// folder, which is always hidden but for the run's worktree, git
+	// folder and caches: a gate's --log-dir, whose logs would tell a
+	// candidate's later runs from its first.
 	Hidden []string
 	// Limits bound the command's resources.
 	Limits Limits
