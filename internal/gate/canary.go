@@ -27,9 +27,9 @@ const (
 // test that must fail beside the pass command's oracle test (same folder
 // and package, the oracle file's imports, the runner's own assertion;
 // runner.PlanCanary) under a random name, and runs the pass command
-// retargeted at it, once, in the same worktree and sandbox session as the
-// patched runs, but with the worktree reset to the patched tree and on a
-// fresh candidate side. It must exit non-zero and be conclusive: a test
+// retargeted at it, once, in the patched runs' worktree reset to the
+// patched tree, on a fresh candidate side and in a sandbox session of its
+// own. It must exit non-zero and be conclusive: a test
 // framework neutered from library code (TestCase.run replaced, pytest's
 // runtest patched, a Go init that exits 0 under testing) passes every
 // test, this one too, and a canary that did not build or import proves

@@ -370,9 +370,6 @@ func hideBut(dir string, shown []string) error {
 		return err
 	}
 	defer keep.close()
-	if len(keep) == 0 {
-		return unix.Mount("tmpfs", dir, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
-	}
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
 		return err
 	}
