@@ -47,15 +47,8 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 	// before it left behind: a tree that neuters the runner only while a
 	// marker it plants is missing (in an ignored folder, beside its own
 	// source, in its build cache) would neuter the pass run and not this
-	// one. So the canary meets the patched tree exactly as the diff makes
-	// it, its files written afresh, with a cache layer and a sandbox
-	// session of its own, as the pass run had.
-	g.freshSession() // its helper starts while the tree is reset
-	if err := g.repatch(ctx, "canary"); err != nil {
-		return err
-	}
-	g.leaveCandidate()
-	if err := g.enterCandidate(); err != nil {
+	// one.
+	if err := g.afresh(ctx, "canary"); err != nil {
 		return err
 	}
 	plan := g.canary.plan

@@ -798,6 +798,24 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	return g.canaryRule(ctx)
 }
 
+// afresh starts a later run of the candidate as the pass run started: on
+// the patched tree exactly as the diff makes it (repatch), on a fresh
+// candidate side (its own cache layer) and in a sandbox session of its
+// own. A tree that runs the oracle honestly (or special-cases it),
+// plants a marker (in the tree, in its cache layer, in a session's
+// counters) and neuters its runner in every run that finds one would
+// otherwise pass the held-out tests neutered, and meet the canary
+// unneutered; both start this way.
+func (g *gateRun) afresh(ctx context.Context, what string) error {
+	g.closeSession() // before its side goes: nothing may still run there
+	g.leaveCandidate()
+	if err := g.enterCandidate(); err != nil {
+		return err
+	}
+	g.freshSession() // its helper starts while the tree is reset
+	return g.repatch(ctx, what)
+}
+
 // repatch puts the worktree back to the patched tree exactly as the diff
 // makes it: reset to the base (untracked and ignored files removed, the
 // files the runs changed rewritten), then the diff applied again. What

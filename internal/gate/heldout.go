@@ -19,8 +19,8 @@ const (
 // heldOutRule is patch.held_out: on a fresh copy of the patched tree, the
 // card's held-out tests, copied flat into held_out.dest, must make
 // held_out.cmd exit held_out.expect_exit. It runs after patch.invariant
-// in the same worktree and sandbox session, for a single gate and for
-// every candidate of a batch alike (patchedRules).
+// in the same worktree, started afresh (see afresh), for a single gate and
+// for every candidate of a batch alike (patchedRules).
 func (g *gateRun) heldOutRule(ctx context.Context) error {
 	h := g.o.Card.HeldOut
 	switch {
@@ -44,10 +44,11 @@ func (g *gateRun) heldOutRule(ctx context.Context) error {
 		return err
 	}
 	// The patched runs so far could write the worktree (a conftest.py in
-	// dest, a file under a held-out name, dest made a symlink): the
+	// dest, a file under a held-out name, dest made a symlink) and their
+	// cache layer (a marker that neuters the runner from then on): the
 	// held-out tests meet the patched tree as the diff makes it, nothing
-	// more.
-	if err := g.repatch(ctx, "held-out"); err != nil {
+	// more, on a side and in a session of their own.
+	if err := g.afresh(ctx, "held-out"); err != nil {
 		return err
 	}
 	copied, err := g.o.HeldOut.CopyInto(g.wt.Dir, h.Dest)
