@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/failpass/failpass/internal/gittest"
-
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/run"
 )
