@@ -405,7 +405,7 @@ func (b *Batch) dynamic(ctx context.Context, g *gateRun, baseKey Key) error {
 		}
 	} else {
 		if g.policy = g.basePolicy(); g.policy != nil {
-			g.session = run.NewSession() // the pass and invariant runs share one helper
+			g.session = run.NewSession() // replaced before the pass run (freshSession)
 			defer g.closeSession()
 			go g.session.Start(g.policy) // while the pool resets a worktree
 		}

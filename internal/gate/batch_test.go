@@ -29,10 +29,13 @@ var (
 // The test repository: a bug (answer=41), a check that wants 42, and an
 // invariant that fails if anything a previous candidate planted is
 // visible: a stray file, an ignored file, a tracked file changed behind
-// an index flag, or per-worktree git config.
+// an index flag, or per-worktree git config. It loads the library first,
+// as check.sh does: each patched run starts on a tree of its own, so a
+// planting library fails its own invariant only by what it plants there.
 const (
 	checkSh     = ". src/lib.sh\n[ \"$answer\" = 42 ]\n"
-	invariantSh = `[ ! -e planted.txt ] || exit 3
+	invariantSh = `. src/lib.sh >/dev/null 2>&1
+[ ! -e planted.txt ] || exit 3
 [ ! -e build/junk ] || exit 4
 ! grep -q EVIL src/other.sh || exit 5
 gd=$(git rev-parse --git-dir 2>/dev/null) || exit 0

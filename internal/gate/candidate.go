@@ -11,10 +11,10 @@ import (
 // Candidate is the side every run of candidate code runs on: a gate's
 // patched runs, and `card sign --reference`'s runs of a reference fix.
 // None of them may write where another run reads. Contained, the runs see
-// the card's build cache read-only through one private upper layer,
-// shared by the candidate's runs (the pass run's build warms the
-// invariant's); uncontained (--sandbox=off), they get an empty private
-// cache of their own (Env).
+// the card's build cache read-only through a private upper layer;
+// uncontained (--sandbox=off), they get an empty private cache (Env).
+// The gate opens one per run that must not meet what an earlier run of
+// the candidate wrote (gateRun.afresh), the others share it.
 type Candidate struct {
 	// Policy contains the candidate's runs: the base side's policy with
 	// the candidate's layer; nil with the sandbox off.

@@ -789,6 +789,12 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	if err := g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky); err != nil {
 		return err
 	}
+	// Every later patched run starts afresh: one that shared the pass
+	// run's tree, layer or session could find what the pass run left and
+	// be neutered where the canary, afresh, is not.
+	if err := g.afresh(ctx, "invariant"); err != nil {
+		return err
+	}
 	if err := g.runRule(ctx, RulePatchInvariant, "patch-invariant", c.Invariant, RulePatchFlaky); err != nil {
 		return err
 	}
@@ -804,8 +810,9 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 // own. A tree that runs the oracle honestly (or special-cases it),
 // plants a marker (in the tree, in its cache layer, in a session's
 // counters) and neuters its runner in every run that finds one would
-// otherwise pass the held-out tests neutered, and meet the canary
-// unneutered; both start this way.
+// otherwise pass a broken invariant or the held-out tests neutered, and
+// meet the canary unneutered; every patched run after the pass run
+// starts this way.
 func (g *gateRun) afresh(ctx context.Context, what string) error {
 	g.closeSession() // before its side goes: nothing may still run there
 	g.leaveCandidate()
