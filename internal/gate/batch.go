@@ -9,11 +9,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
-	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
@@ -420,9 +418,6 @@ func (b *Batch) dynamic(ctx context.Context, g *gateRun, baseKey Key) error {
 		return err
 	}
 	g.v.LogDir = g.o.LogDir
-	if err := unracy(ctx, g.wt, g.cs); err != nil {
-		return err
-	}
 	return g.patchedRules(ctx)
 }
 
@@ -434,39 +429,6 @@ func (b *Batch) release(g *gateRun, wt *worktree.Worktree) {
 		return
 	}
 	b.pool.Put(wt)
-}
-
-// unracy guards diff.actual against racy git in a worktree the base side
-// or an earlier candidate used. The reset may have rewritten a file the
-// diff changes within the same second git apply then writes it (same
-// size, same inode): git trusts an index entry whose stat matches, so the
-// change could go unseen. Backdating those files and refreshing their
-// entries makes whatever git apply writes differ from the index in mtime.
-func unracy(ctx context.Context, wt *worktree.Worktree, cs *patch.ChangeSet) error {
-	old := time.Unix(1, 0)
-	n := 0
-	for _, f := range cs.Files {
-		if f.OldPath == "" {
-			continue
-		}
-		p := filepath.Join(wt.Dir, filepath.FromSlash(f.OldPath))
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			if os.Chtimes(p, old, old) == nil {
-				n++
-			}
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	_, err := wt.Git(ctx, "update-index", "-q", "--refresh")
-	var ge *gitx.Error
-	if errors.As(err, &ge) {
-		// --refresh exits 1 when an entry needs updating; content is what
-		// counts here, and it was just proven clean.
-		return nil
-	}
-	return err
 }
 
 // cacheable says whether g's results may be stored in, and served from,

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/failpass/failpass/internal/budget"
@@ -257,12 +258,17 @@ type gateRun struct {
 	canary canaryPlan
 	// prepared says the card's prepare command was seen to (see prepare).
 	prepared bool
+	// readDiff returns git's reading of the diff (see startReading).
+	readDiff func() (*patch.ChangeSet, error)
+	// patched is the worktree as the diff made it, for repatch.
+	patched *worktree.Snapshot
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
 var errStop = errors.New("rule broken")
 
 func (g *gateRun) run(ctx context.Context) error {
+	defer g.startReading(ctx)()
 	for _, step := range []func(context.Context) error{
 		g.cardRules, g.diffRules, g.dynamicRules, // diffRules judges the budget too
 	} {
@@ -274,6 +280,26 @@ func (g *gateRun) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// startReading starts git's reading of the diff (gitpatch.Read), which
+// needs neither the card nor the repository, so it runs while the card's
+// rules resolve the base; diffRules takes its result. The caller waits
+// for it with the function returned, so its temporary folder never
+// outlives the gate.
+func (g *gateRun) startReading(ctx context.Context) (wait func()) {
+	var (
+		wg  sync.WaitGroup
+		cs  *patch.ChangeSet
+		err error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cs, err = gitpatch.Read(ctx, g.o.Diff)
+	}()
+	g.readDiff = func() (*patch.ChangeSet, error) { wg.Wait(); return cs, err }
+	return wg.Wait
 }
 
 func (g *gateRun) ok(rule string) {
@@ -468,7 +494,7 @@ func MissingBase(ctx context.Context, repo *gitx.Repo, rev string) string {
 // (budget.*), and refuses a diff that does not fit the base (diff.apply,
 // before any worktree exists).
 func (g *gateRun) diffRules(ctx context.Context) error {
-	cs, err := gitpatch.Read(ctx, g.o.Diff)
+	cs, err := g.readDiff()
 	if err != nil {
 		var pe *patch.Error
 		if !errors.As(err, &pe) {
@@ -604,6 +630,7 @@ func CardInRepo(repo *gitx.Repo, cardPath string) string {
 // reason, or "" when the diff is within the card.
 func Static(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, base string, diff []byte) (*patch.ChangeSet, string, string, error) {
 	g := &gateRun{o: Options{Repo: repo, Card: c, CardPath: cardPath, Diff: diff}, v: &Verdict{}, base: base, probed: true}
+	defer g.startReading(ctx)()
 	err := g.diffRules(ctx)
 	switch {
 	case errors.Is(err, errStop):
@@ -762,14 +789,28 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 			g.v.Tree = tree
 		}
 	}
-	actual, err := gitpatch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base)
+	actual, err := gitpatch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base, true)
 	if err != nil {
 		return err
 	}
-	if same, why := g.cs.Equal(actual); !same {
+	same, why := g.cs.Equal(actual)
+	if !same {
+		// The worktree index's stat data can hide a change: a file git
+		// apply rewrote in the clock tick the checkout wrote it, at the
+		// same size (racy git). Every file is read before refusing.
+		if actual, err = gitpatch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base, false); err != nil {
+			return err
+		}
+		same, why = g.cs.Equal(actual)
+	}
+	if !same {
 		return g.fail(RuleDiffActual, "the applied patch differs from what the diff declares: "+why)
 	}
 	g.ok(RuleDiffActual)
+	// The tree as the diff made it, for repatch to put back without git.
+	if g.patched, err = wt.Snapshot(); err != nil {
+		return err
+	}
 	// The canary is planned from the tree as the diff made it, before any
 	// patched run could change what it reads.
 	if err := g.planCanary(); err != nil {
@@ -829,6 +870,12 @@ func (g *gateRun) afresh(ctx context.Context, what string) error {
 // the runs so far left in the tree is gone; the files the diff touches
 // are written afresh.
 func (g *gateRun) repatch(ctx context.Context, what string) error {
+	// Usually the runs changed no file the diff made (they write caches
+	// and reports beside them): removing what they added is all it
+	// takes, and no git process is needed (worktree.Restore).
+	if same, err := g.wt.Restore(g.patched); err == nil && same {
+		return nil
+	}
 	if err := g.wt.Reset(ctx, g.base); err != nil {
 		return err
 	}
@@ -839,7 +886,9 @@ func (g *gateRun) repatch(ctx context.Context, what string) error {
 		}
 		return err
 	}
-	return nil
+	var err error
+	g.patched, err = g.wt.Snapshot()
+	return err
 }
 
 // runCmd is how every card command of this gate runs: in the worktree, with

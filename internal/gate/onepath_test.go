@@ -4,41 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/failpass/failpass/internal/sandbox"
 )
-
-// A single gate goes through the batch's path, so it has the batch's
-// racy-git guard (unracy), which it once lacked: before git apply, the
-// files the diff changes are backdated and their index entries refreshed,
-// and the worktree's index shows it. (A candidate that fails patch.pass:
-// the runs after a passing one start on a tree reset again, whose index
-// no longer shows what came before diff.actual.)
-func TestRunHasBatchRacyGuard(t *testing.T) {
-	repo, base := newRepo(t)
-	c := testCard(t)
-	o := opts(repo, c, base, cand{"wrong", mkdiff(t, repo.Dir, map[string]string{"src/lib.sh": "answer=43\n"})}, 1)
-	o.Sandbox, o.KeepWorktree = SandboxOff, true
-	v, err := Run(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.Failed() != RulePatchPass {
-		t.Fatalf("Run = %s %s %s, want a fail at patch.pass", v.Verdict, v.Failed(), v.Reason)
-	}
-	kept, _ := filepath.Glob(filepath.Join(repo.StateDir("worktrees"), "????????????????"))
-	if len(kept) != 1 {
-		t.Fatalf("kept worktrees: %v, want one", kept)
-	}
-	out := git(t, kept[0], "--git-dir="+kept[0]+".git", "--work-tree="+kept[0], "ls-files", "--debug", "src/lib.sh")
-	if !strings.Contains(out, "mtime: 1:0") {
-		t.Errorf("the index entry of the file the diff changes was not backdated before git apply:\n%s", out)
-	}
-}
 
 // A single candidate neither reads nor writes the verdict cache, even
 // where the batch would store its verdict (the filesystem layer applies).

@@ -22,19 +22,22 @@ import (
 // not checked out, so a patch that moves a gitlink shows up as a
 // difference.
 func Actual(ctx context.Context, repo *gitx.Repo, worktreeDir, base string) (*patch.ChangeSet, error) {
-	return actual(ctx, repo, "", worktreeDir, base)
+	return actual(ctx, repo, "", worktreeDir, base, false)
 }
 
 // ActualIn is Actual for a linked worktree whose git directory is given
 // explicitly, so no git discovery follows a `.git` file a command may have
-// rewritten. It starts the throwaway index from a copy of the worktree's
-// own index: `add --all` makes it match the files whatever it held, and a
-// fresh index's stat data saves the read-tree call and rehashing every file.
-func ActualIn(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string) (*patch.ChangeSet, error) {
-	return actual(ctx, repo, gitDir, worktreeDir, base)
+// rewritten. With useIndex, it starts the throwaway index from a copy of
+// the worktree's own index: `add --all` makes it match the files whatever
+// it held, and a fresh index's stat data saves the read-tree call and
+// rehashing every file. Stat data can be wrong the way git's always can
+// (a file rewritten within a clock tick at the same size: racy git);
+// without useIndex every file is read.
+func ActualIn(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string, useIndex bool) (*patch.ChangeSet, error) {
+	return actual(ctx, repo, gitDir, worktreeDir, base, useIndex)
 }
 
-func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string) (*patch.ChangeSet, error) {
+func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string, useIndex bool) (*patch.ChangeSet, error) {
 	tmp, err := os.MkdirTemp("", "failpass-index-")
 	if err != nil {
 		return nil, err
@@ -49,7 +52,7 @@ func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base stri
 	git := func(args ...string) ([]byte, error) {
 		return gitx.CommandEnv(ctx, worktreeDir, nil, env, append(global, args...)...)
 	}
-	if gitDir == "" || copyFile(filepath.Join(gitDir, "index"), index) != nil {
+	if !useIndex || gitDir == "" || copyFile(filepath.Join(gitDir, "index"), index) != nil {
 		if _, err := git("read-tree", base); err != nil {
 			return nil, err
 		}

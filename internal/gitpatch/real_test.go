@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/failpass/failpass/internal/patch"
 )
@@ -343,5 +344,48 @@ func TestResolveModesWholeTree(t *testing.T) {
 	var pe *patch.Error
 	if err := ResolveModes(ctx, r.repo, r.base, bad); !errors.As(err, &pe) || pe.Rule != patch.RuleApply {
 		t.Errorf("ResolveModes(beyond a symlink) with the whole tree = %v, want %s", err, patch.RuleApply)
+	}
+}
+
+// ActualIn with the worktree's index trusts its stat data, as git does;
+// without it, every file is read. The gate asks the second reading
+// before it refuses a diff (diff.actual), so stat data that hides an
+// applied change (racy git: a file rewritten within a clock tick, at
+// the same size) never refuses an honest diff. Here the hiding is made
+// deterministic: git compares only size and whole-second mtime
+// (core.checkStat=minimal), and the file is rewritten at the same size
+// with its old mtime put back.
+func TestActualInWithoutIndexReadsEveryFile(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t, map[string]string{"a.txt": "aaaa\n"})
+	dir := r.repo.Dir
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := filepath.Join(dir, "a.txt")
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "config", "core.checkStat", "minimal")
+	git(t, dir, "config", "core.trustctime", "false")
+	git(t, dir, "update-index", "--refresh") // the entry now records the old mtime
+	if err := os.WriteFile(p, []byte("bbbb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	gitDir := filepath.Join(dir, ".git")
+	fast, err := ActualIn(ctx, r.repo, gitDir, dir, r.base, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fast.Files) != 0 {
+		t.Fatalf("with the index, ActualIn saw %+v: the stat data did not hide the change, so this test shows nothing", fast.Files)
+	}
+	full, err := ActualIn(ctx, r.repo, gitDir, dir, r.base, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Files) != 1 || full.Files[0].NewPath != "a.txt" {
+		t.Fatalf("without the index, ActualIn saw %+v, want a.txt changed", full.Files)
 	}
 }

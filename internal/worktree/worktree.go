@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -58,13 +57,16 @@ type Worktree struct {
 	repo   *gitx.Repo
 	gitDir string // the admin entry, recorded at creation, before any command ran in Dir
 
-	// commit and files are what Add checked out, recorded before any
-	// command ran in Dir: every path (slash-separated, relative to Dir)
-	// with its type. A Reset to the same commit removes what is not
-	// among them itself rather than running `git clean`. files is nil
-	// once a Reset went to another commit.
-	commit string
-	files  map[string]fs.FileMode
+	// commit and checkout are what Add checked out, recorded before any
+	// command ran in Dir. A Reset to the same commit restores checkout
+	// without git when nothing it recorded changed (Restore), and else
+	// removes what is not among its paths itself rather than running
+	// `git clean`. checkout is nil once a Reset went to another commit;
+	// restorable is false once git rewrote files, which leaves
+	// checkout's stat behind.
+	commit     string
+	checkout   *Snapshot
+	restorable bool
 }
 
 // Add creates a detached worktree at commit under the repository's
@@ -131,39 +133,12 @@ func (w *Worktree) populate(ctx context.Context, commit string) error {
 	if _, err := w.Git(ctx, "read-tree", "--reset", "-u", commit+"^{commit}"); err != nil {
 		return err
 	}
-	files, err := checkedOut(w.Dir)
+	snap, err := w.Snapshot()
 	if err != nil {
 		return err
 	}
-	w.commit, w.files = commit, files
+	w.commit, w.checkout, w.restorable = commit, snap, true
 	return nil
-}
-
-// checkedOut records every path of a fresh checkout with its type.
-func checkedOut(dir string) (map[string]fs.FileMode, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	files := map[string]fs.FileMode{}
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == "." {
-			return nil
-		}
-		if p == ".git" {
-			return nil // the .git file is Reset's to rewrite
-		}
-		files[p] = d.Type()
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("worktree: %w", err)
-	}
-	return files, nil
 }
 
 // sweep removes from dir everything that is not a path of files with the
@@ -172,7 +147,7 @@ func checkedOut(dir string) (map[string]fs.FileMode, error) {
 // of file (a folder made a symlink), which the checkout that follows
 // restores. It works through an os.Root, so a symlink a command planted
 // never leads it outside dir.
-func sweep(dir string, files map[string]fs.FileMode) error {
+func sweep(dir string, s *Snapshot) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -194,7 +169,7 @@ func sweep(dir string, files map[string]fs.FileMode) error {
 			if p == ".git" {
 				continue
 			}
-			if want, ok := files[p]; !ok || want != e.Type() {
+			if want, ok := s.paths[p]; !ok || want.typ != e.Type() {
 				if err := root.RemoveAll(p); err != nil {
 					return err
 				}
@@ -232,11 +207,18 @@ func (w *Worktree) GitInput(ctx context.Context, stdin []byte, args ...string) (
 
 // Reset puts the worktree back to a clean checkout of commit, for reuse:
 // the .git file as Add made it, tracked files restored, index reset,
-// untracked and ignored files removed.
+// untracked and ignored files removed. Back at the commit Add checked
+// out, before git ever rewrote a file, it costs no git process when
+// the runs changed nothing Add wrote (Restore).
 func (w *Worktree) Reset(ctx context.Context, commit string) error {
 	sha, err := resolveCommit(ctx, w.repo, commit)
 	if err != nil {
 		return err
+	}
+	if sha == w.commit && w.restorable {
+		if same, err := w.Restore(w.checkout); err == nil && same {
+			return nil
+		}
 	}
 	gitFile := filepath.Join(w.Dir, ".git")
 	if err := removeAll(gitFile); err != nil {
@@ -248,10 +230,11 @@ func (w *Worktree) Reset(ctx context.Context, commit string) error {
 	// Back at the commit Add checked out, failpass removes what the
 	// checkout did not write itself, one git process fewer; anything
 	// odd (a folder a command made unreadable) goes to git clean.
-	swept := sha == w.commit && w.files != nil && sweep(w.Dir, w.files) == nil
+	swept := sha == w.commit && w.checkout != nil && sweep(w.Dir, w.checkout) == nil
 	if sha != w.commit {
-		w.files = nil
+		w.checkout = nil
 	}
+	w.restorable = false
 	// No reflog: a HEAD log that grows with every reset would tell a
 	// candidate's run after a reset (the gate's canary) from its first.
 	if _, err := w.Git(ctx, "-c", "core.logAllRefUpdates=false", "checkout", "-f", "--detach", sha); err != nil {

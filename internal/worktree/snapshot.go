@@ -1,0 +1,229 @@
+package worktree
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"time"
+)
+
+// A Snapshot is a worktree as it was at one moment: every path with its
+// type, every file's and symlink's stat, and the stat of its git
+// directory's files. Restore puts the worktree back to it without git
+// when nothing it recorded changed, which is the usual case between two
+// runs (a run writes caches and reports, not tracked files): git would
+// spend a process or two finding that out.
+//
+// A stat is the file's mode, owner, size, inode and its modification and
+// change times to the nanosecond. No process can set a change time: any
+// write, chmod, chown, rename, link or utimes sets it to the clock. A
+// file changed after the snapshot therefore shows a later change time,
+// unless the change fell in the same clock tick as the write the
+// snapshot recorded; the content of such a recent ("racy") file is
+// recorded too, and compared. This is git's own rule for its index, at
+// a finer grain: git compares whole seconds.
+type Snapshot struct {
+	paths map[string]entry // slash-separated, relative to the worktree; the .git file included
+	admin map[string]entry // the git directory's entries, by name
+	// exact is false where the file system's times are too coarse to
+	// tell a later change (every time a whole second), or this platform's
+	// stat has no change time: Restore then never trusts the snapshot,
+	// and the paths serve sweep alone.
+	exact bool
+}
+
+type entry struct {
+	typ    fs.FileMode // fs.DirEntry.Type()
+	st     stamp       // regular files and symlinks
+	digest *[sha256.Size]byte
+}
+
+// racyWindow is how recent a change time must be, when the snapshot
+// ends, for the file's content to be recorded as well. Linux file times
+// come from a clock that ticks at least every 10 ms.
+const racyWindow = 50 * time.Millisecond
+
+// Snapshot records the worktree as it is now.
+func (w *Worktree) Snapshot() (*Snapshot, error) {
+	s := &Snapshot{paths: map[string]entry{}, admin: map[string]entry{}}
+	root, err := os.OpenRoot(w.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("worktree: snapshot: %w", err)
+	}
+	defer root.Close()
+	coarse, stamped := true, true
+	record := func(p string, d fs.DirEntry, into map[string]entry) error {
+		e := entry{typ: d.Type()}
+		if !d.IsDir() {
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			st, ok := stampOf(fi)
+			if ok && (st.ctime%1e9 != 0 || st.mtime%1e9 != 0) {
+				coarse = false
+			}
+			stamped = stamped && ok
+			e.st = st
+		}
+		into[p] = e
+		return nil
+	}
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return err
+		}
+		return record(p, d, s.paths)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worktree: snapshot: %w", err)
+	}
+	admin, err := os.ReadDir(w.gitDir)
+	if err != nil {
+		return nil, fmt.Errorf("worktree: snapshot: %w", err)
+	}
+	for _, d := range admin {
+		if err := record(d.Name(), d, s.admin); err != nil {
+			return nil, fmt.Errorf("worktree: snapshot: %w", err)
+		}
+	}
+	s.exact = stamped && (!coarse || len(s.paths) == 0)
+	// Content of the files changed within racyWindow of now: a change
+	// in the same clock tick would leave their stat as it is.
+	recent := time.Now().Add(-racyWindow).UnixNano()
+	for p, e := range s.paths {
+		if e.typ.IsRegular() && e.st.ctime >= recent {
+			d, err := digestOf(root, p)
+			if err != nil {
+				return nil, fmt.Errorf("worktree: snapshot: %w", err)
+			}
+			e.digest = &d
+			s.paths[p] = e
+		}
+	}
+	return s, nil
+}
+
+// Restore puts the worktree back to s without git, when it can: it
+// removes every path s does not have (what `git clean -ffdx` removes,
+// and anything turned into another kind of file), and reports whether
+// everything else is exactly as s recorded it, the git directory
+// included. On false, something s recorded changed or went missing and
+// the worktree is not yet s: the caller resets it with git. Like sweep,
+// it works through an os.Root, so a planted symlink never leads it out
+// of the worktree.
+func (w *Worktree) Restore(s *Snapshot) (bool, error) {
+	if s == nil || !s.exact {
+		return false, nil
+	}
+	if !sameAdmin(w.gitDir, s.admin) {
+		return false, nil
+	}
+	root, err := os.OpenRoot(w.Dir)
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	seen := 0
+	same := true
+	var walk func(rel string) error
+	walk = func(rel string) error {
+		f, err := root.Open(rel)
+		if err != nil {
+			return err
+		}
+		ents, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		for _, d := range ents {
+			p := path.Join(rel, d.Name())
+			want, ok := s.paths[p]
+			if !ok || want.typ != d.Type() {
+				if err := root.RemoveAll(p); err != nil {
+					return err
+				}
+				continue
+			}
+			seen++
+			if d.IsDir() {
+				if err := walk(p); err != nil {
+					return err
+				}
+				continue
+			}
+			if same && !unchanged(root, p, d, want) {
+				same = false
+			}
+		}
+		return nil
+	}
+	if err := walk("."); err != nil {
+		return false, fmt.Errorf("worktree: restore: %w", err)
+	}
+	return same && seen == len(s.paths), nil
+}
+
+// unchanged says whether the file at p is still as e recorded it.
+func unchanged(root *os.Root, p string, d fs.DirEntry, e entry) bool {
+	fi, err := d.Info()
+	if err != nil {
+		return false
+	}
+	st, ok := stampOf(fi)
+	if !ok || st != e.st {
+		return false
+	}
+	if e.digest != nil {
+		got, err := digestOf(root, p)
+		return err == nil && got == *e.digest
+	}
+	return true
+}
+
+// sameAdmin says whether the git directory holds exactly the entries
+// recorded, each with the same stat: a command that could write it
+// (with the sandbox off) may have staged something, flagged an index
+// entry skip-worktree or moved HEAD, which only git puts back.
+func sameAdmin(dir string, want map[string]entry) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != len(want) {
+		return false
+	}
+	for _, d := range ents {
+		e, ok := want[d.Name()]
+		if !ok || e.typ != d.Type() {
+			return false
+		}
+		if d.IsDir() {
+			continue // logs/: git's own, never read back by a gate
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return false
+		}
+		if st, ok := stampOf(fi); !ok || st != e.st {
+			return false
+		}
+	}
+	return true
+}
+
+func digestOf(root *os.Root, p string) ([sha256.Size]byte, error) {
+	var d [sha256.Size]byte
+	f, err := root.Open(p)
+	if err != nil {
+		return d, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return d, err
+	}
+	copy(d[:], h.Sum(nil))
+	return d, nil
+}

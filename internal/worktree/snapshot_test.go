@@ -1,0 +1,146 @@
+package worktree
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Restore puts back, without git, a worktree whose runs only added
+// files, and says false (leaving the reset to git) when anything the
+// snapshot recorded changed: a tracked file's content, mode or
+// existence, its kind, the .git file, or the git directory.
+func TestRestore(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	gitDir := func(w *Worktree) string { return w.GitDir() }
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, w *Worktree)
+		same bool
+	}{
+		{"nothing", func(*testing.T, *Worktree) {}, true},
+		{"extras", func(t *testing.T, w *Worktree) {
+			write(t, w.Dir, "new.txt", "untracked\n")
+			write(t, w.Dir, "junk.log", "ignored\n")
+			os.MkdirAll(filepath.Join(w.Dir, "cache", "deep"), 0o755)
+			write(t, filepath.Join(w.Dir, "cache", "deep"), "x", "x")
+			git(t, filepath.Join(w.Dir, "cache"), "init", "-q")
+			os.Symlink("/etc", filepath.Join(w.Dir, "out"))
+		}, true},
+		{"rewritten at the same size, mtime put back", func(t *testing.T, w *Worktree) {
+			p := filepath.Join(w.Dir, "a.txt")
+			fi, _ := os.Stat(p)
+			write(t, w.Dir, "a.txt", "BASE\n")
+			os.Chtimes(p, fi.ModTime(), fi.ModTime())
+		}, false},
+		{"chmod", func(t *testing.T, w *Worktree) { os.Chmod(filepath.Join(w.Dir, "a.txt"), 0o755) }, false},
+		{"deleted", func(t *testing.T, w *Worktree) { os.Remove(filepath.Join(w.Dir, "a.txt")) }, false},
+		{"file made a folder", func(t *testing.T, w *Worktree) {
+			os.Remove(filepath.Join(w.Dir, "a.txt"))
+			os.Mkdir(filepath.Join(w.Dir, "a.txt"), 0o755)
+		}, false},
+		{".git file pointed elsewhere", func(t *testing.T, w *Worktree) {
+			write(t, w.Dir, ".git", "gitdir: "+repo.CommonDir+"\n")
+		}, false},
+		{"HEAD rewritten", func(t *testing.T, w *Worktree) {
+			b, _ := os.ReadFile(filepath.Join(gitDir(w), "HEAD"))
+			write(t, gitDir(w), "HEAD", string(b))
+		}, false},
+		{"config planted in the git directory", func(t *testing.T, w *Worktree) {
+			write(t, gitDir(w), "config.worktree", "[core]\n\tsparseCheckout = true\n")
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Add(ctx, repo, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Remove(ctx)
+			tc.run(t, w)
+			same, err := w.Restore(w.checkout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if same != tc.same {
+				t.Fatalf("Restore = %t, want %t", same, tc.same)
+			}
+			for _, extra := range []string{"new.txt", "junk.log", "cache", "out"} {
+				if _, err := os.Lstat(filepath.Join(w.Dir, extra)); err == nil {
+					t.Errorf("%s is still there after Restore", extra)
+				}
+			}
+			if _, err := os.Stat("/etc/passwd"); err != nil {
+				t.Errorf("Restore followed a planted symlink out of the worktree: %v", err)
+			}
+			// Whatever Restore said, Reset ends at an exact checkout.
+			if err := w.Reset(ctx, base); err != nil {
+				t.Fatal(err)
+			}
+			if st := git(t, w.Dir, "--git-dir="+w.GitDir(), "--work-tree="+w.Dir, "status", "--porcelain", "--ignored", "--untracked-files=all"); st != "" {
+				t.Errorf("after Reset: git status %q", st)
+			}
+			if b, _ := os.ReadFile(filepath.Join(w.Dir, "a.txt")); string(b) != "base\n" {
+				t.Errorf("after Reset a.txt = %q", b)
+			}
+		})
+	}
+}
+
+// A file changed within the clock tick its recorded write fell in keeps
+// its stat; the snapshot holds the content of such recent files, and
+// Restore compares it. The tick is simulated: the recorded stat is made
+// the file's new one, as if the change had left it as it was.
+func TestRestoreComparesRecentContent(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	w, err := Add(ctx, repo, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Remove(ctx)
+	s, err := w.Snapshot() // right after the checkout: every file is recent
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.paths["a.txt"]
+	if e.digest == nil {
+		t.Fatal("a file written just before the snapshot has no recorded content")
+	}
+	write(t, w.Dir, "a.txt", "BASE\n")
+	fi, err := os.Lstat(filepath.Join(w.Dir, "a.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.st, _ = stampOf(fi)
+	s.paths["a.txt"] = e
+	if same, err := w.Restore(s); err != nil || same {
+		t.Fatalf("Restore = %t, %v; want false: the content changed", same, err)
+	}
+	// Older files are judged by their stat alone.
+	time.Sleep(racyWindow + 10*time.Millisecond)
+	s, err = w.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.paths["a.txt"].digest != nil {
+		t.Error("a file older than the racy window had its content recorded")
+	}
+	if same, err := w.Restore(s); err != nil || !same {
+		t.Fatalf("Restore of an untouched tree = %t, %v; want true", same, err)
+	}
+	// There, a rewrite at the same size with the mtime put back shows
+	// in the change time.
+	p := filepath.Join(w.Dir, "a.txt")
+	fi, err = os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, w.Dir, "a.txt", "BASE\n")
+	os.Chtimes(p, fi.ModTime(), fi.ModTime())
+	if same, err := w.Restore(s); err != nil || same {
+		t.Fatalf("Restore after a same-size rewrite = %t, %v; want false", same, err)
+	}
+}
