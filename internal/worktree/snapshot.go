@@ -42,9 +42,11 @@ type entry struct {
 }
 
 // racyWindow is how recent a change time must be, when the snapshot
-// ends, for the file's content to be recorded as well. Linux file times
-// come from a clock that ticks at least every 10 ms.
-const racyWindow = 50 * time.Millisecond
+// ends, for the file's content to be recorded as well. Linux stamps a
+// file with its clock as of the last tick, and ticks at least every
+// 10 ms (HZ=100): a change made after the snapshot carries a time no
+// earlier than one tick before it ended. Twice that, to be sure.
+const racyWindow = 20 * time.Millisecond
 
 // Snapshot records the worktree as it is now.
 func (w *Worktree) Snapshot() (*Snapshot, error) {
