@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/failpass/failpass/internal/atomicfile"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/failpass/failpass/internal/atomicfile"
 )
 
 // owner is the content of <id>.owner: enough to tell, after a kill -9,

@@ -129,8 +129,26 @@ func (w *Worktree) Restore(s *Snapshot) (bool, error) {
 		return false, err
 	}
 	defer root.Close()
-	seen := 0
-	same := true
+	seen, same := 0, true
+	err = s.prune(root, func(p string, d fs.DirEntry, e entry) {
+		seen++
+		if same && !d.IsDir() && !unchanged(root, p, d, e) {
+			same = false
+		}
+	})
+	if err != nil {
+		return false, fmt.Errorf("worktree: restore: %w", err)
+	}
+	return same && seen == len(s.paths), nil
+}
+
+// prune removes from the tree under root every path s does not have
+// with the same type: what `git clean -ffdx` removes (untracked and
+// ignored files, nested repositories), and anything a command turned
+// into another kind of file (a folder made a symlink). It calls kept
+// with every other path, folders included. Through an os.Root, a
+// symlink a command planted never leads it outside the tree.
+func (s *Snapshot) prune(root *os.Root, kept func(p string, d fs.DirEntry, e entry)) error {
 	var walk func(rel string) error
 	walk = func(rel string) error {
 		f, err := root.Open(rel)
@@ -144,30 +162,25 @@ func (w *Worktree) Restore(s *Snapshot) (bool, error) {
 		}
 		for _, d := range ents {
 			p := path.Join(rel, d.Name())
-			want, ok := s.paths[p]
-			if !ok || want.typ != d.Type() {
+			e, ok := s.paths[p]
+			if !ok || e.typ != d.Type() {
 				if err := root.RemoveAll(p); err != nil {
 					return err
 				}
 				continue
 			}
-			seen++
+			if kept != nil {
+				kept(p, d, e)
+			}
 			if d.IsDir() {
 				if err := walk(p); err != nil {
 					return err
 				}
-				continue
-			}
-			if same && !unchanged(root, p, d, want) {
-				same = false
 			}
 		}
 		return nil
 	}
-	if err := walk("."); err != nil {
-		return false, fmt.Errorf("worktree: restore: %w", err)
-	}
-	return same && seen == len(s.paths), nil
+	return walk(".")
 }
 
 // unchanged says whether the file at p is still as e recorded it.

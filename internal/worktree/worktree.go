@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -141,49 +140,14 @@ func (w *Worktree) populate(ctx context.Context, commit string) error {
 	return nil
 }
 
-// sweep removes from dir everything that is not a path of files with the
-// same type: what `git clean -ffdx` removes (untracked and ignored files,
-// nested repositories), and anything a command turned into another kind
-// of file (a folder made a symlink), which the checkout that follows
-// restores. It works through an os.Root, so a symlink a command planted
-// never leads it outside dir.
+// sweep removes from dir what s does not have (Snapshot.prune).
 func sweep(dir string, s *Snapshot) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	var walk func(rel string) error
-	walk = func(rel string) error {
-		f, err := root.Open(rel)
-		if err != nil {
-			return err
-		}
-		ents, err := f.ReadDir(-1)
-		f.Close()
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			p := path.Join(rel, e.Name())
-			if p == ".git" {
-				continue
-			}
-			if want, ok := s.paths[p]; !ok || want.typ != e.Type() {
-				if err := root.RemoveAll(p); err != nil {
-					return err
-				}
-				continue
-			}
-			if e.IsDir() {
-				if err := walk(p); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return walk(".")
+	return s.prune(root, nil)
 }
 
 // GitDir is the worktree's own git directory (HEAD, index; its commondir
