@@ -208,7 +208,7 @@ func (h *helper) applyFiles() *Error {
 		l.run(FeatGitConfigMasked, "mask the repository's config", func() error { return applyMasks(c.Masks) })
 		l.run(FeatGitRO, "hide failpass's folder", func() error { return hide(c.Hidden, c.Shown) })
 	} else {
-		l.run(FeatPrivateTmp, "private temp folder", func() error { return os.MkdirAll(c.Home, 0o700) })
+		l.run(FeatPrivateTmp, "private temp folder", func() error { return makeHome(c.Home) })
 	}
 	return l.err
 }
@@ -286,7 +286,7 @@ func privateTmp(c helperConfig) error {
 		return err
 	}
 	if c.Home != "" {
-		return os.MkdirAll(c.Home, 0o700)
+		return makeHome(c.Home)
 	}
 	return nil
 }

@@ -478,6 +478,21 @@ func TestBigAllocationStopped(t *testing.T) {
 // A Go module's tests (an httptest server and client on the command's
 // own loopback among them) pass inside the sandbox, and the second run
 // of the same card reuses the card's build cache.
+// The private home has Go's telemetry off: a go command there starts
+// no telemetry process, which the run would wait for, to write counters
+// thrown away with the home.
+func TestGoTelemetryOff(t *testing.T) {
+	need(t, Filesystem)
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not installed")
+	}
+	_, wt := testRepo(t, nil)
+	r := contained(t, wt, nil, nil, 20*time.Second, sh(`test "$(go env GOTELEMETRY)" = off || { go env GOTELEMETRY; exit 3; }`)...)
+	if r.Exit != 0 {
+		t.Fatalf("go env GOTELEMETRY in the sandbox: %+v\n%s", r.Outcome, r.Log)
+	}
+}
+
 func TestGoModuleTestAndCacheReuse(t *testing.T) {
 	need(t, Network, Filesystem, Processes)
 	goBin, err := exec.LookPath("go")
@@ -787,6 +802,7 @@ func TestDegradedWithoutNamespaces(t *testing.T) {
 		echo ok > "$TMPDIR/t" || { echo "private temp folder not writable"; exit 2; }
 		echo ok > inside.txt || exit 3
 		grep -q '^CapEff:.*0000000000000000' /proc/self/status || { echo "capabilities kept"; exit 4; }
+		grep -qx off "$HOME/.config/go/telemetry/mode" || { echo "Go telemetry not off in the private home"; exit 5; }
 		setsid bash -c 'exec -a %s sleep 300' &
 		sleep 0.2
 		exit 7`, hostFile, marker))...)

@@ -52,7 +52,9 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 		return nil, fmt.Errorf("sandbox: private temp folder: %w", err)
 	}
 	home := filepath.Join(pr.hostTmp, "home")
-	os.Mkdir(home, 0o700)
+	if err := makeHome(home); err != nil {
+		return nil, fmt.Errorf("sandbox: private home: %w", err)
+	}
 	hostHome := ""
 	for _, kv := range base {
 		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
