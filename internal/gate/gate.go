@@ -865,14 +865,13 @@ func (g *gateRun) afresh(ctx context.Context, what string) error {
 }
 
 // repatch puts the worktree back to the patched tree exactly as the diff
-// makes it: reset to the base (untracked and ignored files removed, the
-// files the runs changed rewritten), then the diff applied again. What
-// the runs so far left in the tree is gone; the files the diff touches
-// are written afresh.
+// makes it. Usually the runs changed no file of it (they write caches
+// and reports beside them): removing what they added is all it takes,
+// without git (worktree.Restore against g.patched). Otherwise it resets
+// to the base (untracked and ignored files removed, the files the runs
+// changed rewritten) and applies the diff again. Either way, what the
+// runs so far left in the tree is gone.
 func (g *gateRun) repatch(ctx context.Context, what string) error {
-	// Usually the runs changed no file the diff made (they write caches
-	// and reports beside them): removing what they added is all it
-	// takes, and no git process is needed (worktree.Restore).
 	if same, err := g.wt.Restore(g.patched); err == nil && same {
 		return nil
 	}
