@@ -12,6 +12,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/run"
+	"github.com/failpass/failpass/internal/scratch"
 )
 
 const cardInitUsage = "failpass card init [--card FILE] [--id ID] [--force] [--repo DIR] [--runner go|pytest|unittest|npm|cargo] [--python PATH]"
@@ -159,11 +160,12 @@ func lookPath(env *Env, name string) (string, error) {
 // probePython runs python and asks it to import module and say which
 // interpreter it is. It returns "" and why when that fails.
 func probePython(ctx context.Context, env *Env, python, module string) (string, string) {
-	tmp, err := os.MkdirTemp("", "failpass-python-")
+	sd, err := scratch.New("python")
 	if err != nil {
 		return "", err.Error()
 	}
-	defer os.RemoveAll(tmp)
+	defer sd.Remove()
+	tmp := sd.Path
 	log := filepath.Join(tmp, "out.log")
 	// The environment a card command gets, and pyenv's variables: a
 	// pyenv shim needs them to pick the interpreter the user means, and

@@ -8,6 +8,7 @@ import (
 
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
+	"github.com/failpass/failpass/internal/scratch"
 )
 
 // Actual returns what a worktree really changed against base: every
@@ -38,12 +39,12 @@ func ActualIn(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base st
 }
 
 func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string, useIndex bool) (*patch.ChangeSet, error) {
-	tmp, err := os.MkdirTemp("", "failpass-index-")
+	tmp, err := scratch.New("index")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	index := filepath.Join(tmp, "index")
+	defer tmp.Remove()
+	index := filepath.Join(tmp.Path, "index")
 	env := []string{"GIT_INDEX_FILE=" + index}
 	var global []string
 	if gitDir != "" {

@@ -4,12 +4,12 @@ package gitpatch
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
+	"github.com/failpass/failpass/internal/scratch"
 )
 
 // Read returns the static change set of a diff, before any worktree
@@ -59,11 +59,12 @@ func numstatSummary(ctx context.Context, diff []byte) ([]byte, error) {
 // reading depends on the diff alone and touches no tree. A failure is
 // git's *gitx.Error.
 func applyAlone(ctx context.Context, diff []byte, args ...string) ([]byte, error) {
-	dir, err := os.MkdirTemp("", "failpass-patch-")
+	sd, err := scratch.New("patch")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer sd.Remove()
+	dir := sd.Path
 	env := []string{
 		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir), // never find a repository above
 		"GIT_CONFIG_NOSYSTEM=1",

@@ -3,11 +3,11 @@ package gitpatch
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/scratch"
 )
 
 // PatchedTree returns the tree diff makes from the commit base, computed
@@ -25,11 +25,12 @@ import (
 // refuses to apply the diff to the base's tree; that is not an error.
 // base must be a commit id.
 func PatchedTree(ctx context.Context, repo *gitx.Repo, base string, diff []byte) (tree string, applied bool, err error) {
-	tmp, err := os.MkdirTemp("", "failpass-tree-index-")
+	sd, err := scratch.New("tree-index")
 	if err != nil {
 		return "", false, err
 	}
-	defer os.RemoveAll(tmp)
+	defer sd.Remove()
+	tmp := sd.Path
 	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
 	git := func(stdin []byte, args ...string) (string, error) {
 		out, err := gitx.CommandEnv(ctx, tmp, stdin, env, append([]string{"--git-dir=" + repo.CommonDir}, args...)...)

@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/scratch"
 )
 
 // BasesRef is the ref namespace that keeps every base from-commit made
@@ -110,11 +110,12 @@ func commitIdentity(ctx context.Context, repo *gitx.Repo, rev string) ([]string,
 // index and HEAD are never touched. The base is kept reachable under
 // BasesRef + the first 12 digits of rev.
 func MakeBase(ctx context.Context, repo *gitx.Repo, parent, rev string, tests []Change) (string, error) {
-	tmp, err := os.MkdirTemp("", "failpass-base-")
+	sd, err := scratch.New("base")
 	if err != nil {
 		return "", fmt.Errorf("base: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer sd.Remove()
+	tmp := sd.Path
 	index := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
 	git := func(stdin []byte, env []string, args ...string) ([]byte, error) {
 		return gitx.CommandEnv(ctx, repo.Dir, stdin, append(append([]string{}, index...), env...), args...)

@@ -43,6 +43,10 @@ func TestKilledLoopScenario(t *testing.T) {
 	if os.Getenv(killEnv) != "scenario" && os.Getenv(sandboxtest.DenyEnv) != "1" {
 		t.Skip("run by TestKilledLoopLeavesNoRoleProcess")
 	}
+	// The loop's temporary folders land in a folder of this test's own
+	// (the killed loop inherits TMPDIR), so what it leaves is countable.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	s := newScen(t, "hello BUG1\n")
 	s.script("reviewer", bugReviewer)
 	mark := t.TempDir()
@@ -75,6 +79,9 @@ sleep 300
 	cmd.Process.Kill()
 	cmd.Wait()
 	t.Logf("after kill -9 of the loop, role processes running: %v", running(marker))
+	if left, _ := filepath.Glob(filepath.Join(tmp, "failpass-*")); len(left) == 0 {
+		t.Fatal("the killed loop left no temporary folder: this test shows nothing")
+	}
 
 	s.script("fixer", fixFirstBug)
 	out, err := Resume(context.Background(), s.repo, "killed", s.config("reviewer", "fixer"))
@@ -87,6 +94,9 @@ sleep 300
 	}
 	if recs, _ := filepath.Glob(filepath.Join(s.repo.StateDir("loops"), "*", "roles", "*")); len(recs) > 0 {
 		t.Fatalf("role records left: %v", recs)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "failpass-*")); len(left) > 0 {
+		t.Fatalf("after resume, the killed loop's temporary folders are left: %v", left)
 	}
 }
 

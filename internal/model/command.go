@@ -10,6 +10,7 @@ import (
 
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/scratch"
 )
 
 // commandAdapter runs a cmd: program: no shell, no arguments, the request
@@ -73,12 +74,12 @@ func (c *commandAdapter) Call(ctx context.Context, role Role, request []byte, wo
 		// A role with no working folder gets an empty one of its own, so
 		// the program never starts in (and never writes to) the user's
 		// checkout.
-		tmp, err := os.MkdirTemp("", "failpass-"+string(role)+"-")
+		tmp, err := scratch.New(string(role))
 		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(tmp)
-		root = tmp
+		defer tmp.Remove()
+		root = tmp.Path
 	}
 	root, err := filepath.Abs(root)
 	if err != nil {
@@ -88,12 +89,12 @@ func (c *commandAdapter) Call(ctx context.Context, role Role, request []byte, wo
 	spec := "cmd:" + c.program
 	// stderr goes to a scratch log, so a failing program's last words can
 	// be quoted in the error; it never reaches the reply.
-	logDir, err := os.MkdirTemp("", "failpass-adapter-log-")
+	logDir, err := scratch.New("adapter-log")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(logDir)
-	logPath := filepath.Join(logDir, "stderr")
+	defer logDir.Remove()
+	logPath := filepath.Join(logDir.Path, "stderr")
 	out, res, err := run.Capture(ctx, run.Spec{
 		Argv:    []string{c.program},
 		Root:    root,

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/failpass/failpass/internal/scratch"
 	"golang.org/x/sys/unix"
 )
 
@@ -216,11 +217,12 @@ func runProbeHelper(userns bool, mem, pids *cgroupParent) (status, error) {
 }
 
 func runProbeHelperNoNS(landlock bool) (status, error) {
-	tmp, err := os.MkdirTemp("", "failpass-probe-")
+	sd, err := scratch.New("probe")
 	if err != nil {
 		return status{}, err
 	}
-	defer os.RemoveAll(tmp)
+	defer sd.Remove()
+	tmp := sd.Path
 	cfg := helperConfig{Probe: true, Tmp: tmp, Home: tmp, Landlock: landlock, Limits: Limits{}.withDefaults()}
 	return startHelper(cfg, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL})
 }
@@ -306,7 +308,8 @@ type Prepared struct {
 	writable []string
 	tmp      string
 	home     string
-	hostTmp  string // removed at the end (no mount namespace)
+	hostTmp  string       // scratch's folder (no mount namespace, or a view)
+	scratch  *scratch.Dir // removed at the end
 	cgroups  []*cgroup
 	git      *GitSnapshot
 	view     *View       // a View's command (view_linux.go)
@@ -360,9 +363,10 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	if c.namespaces {
 		pr.tmp, pr.home = "/tmp", "/tmp/home"
 	} else {
-		if pr.hostTmp, err = os.MkdirTemp("", "failpass-sandbox-"); err != nil {
+		if pr.scratch, err = scratch.New("sandbox"); err != nil {
 			return nil, fmt.Errorf("sandbox: private temp folder: %w", err)
 		}
+		pr.hostTmp = pr.scratch.Path
 		pr.tmp, pr.home = pr.hostTmp, filepath.Join(pr.hostTmp, "home")
 		if err := os.Mkdir(pr.home, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: private home: %w", err)
@@ -772,10 +776,7 @@ func (pr *Prepared) Close() error {
 	if pr.config != nil {
 		pr.config.Close()
 	}
-	if pr.hostTmp != "" {
-		makeWritable(pr.hostTmp)
-		os.RemoveAll(pr.hostTmp)
-	}
+	pr.scratch.Remove()
 	return first
 }
 

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/failpass/failpass/internal/scratch"
 )
 
 // Off Linux there are no namespaces, Landlock or cgroups: every layer is
@@ -31,6 +33,7 @@ type Prepared struct {
 
 	git     *GitSnapshot
 	hostTmp string
+	scratch *scratch.Dir
 	done    bool
 }
 
@@ -48,9 +51,10 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 	if pr.git, err = SnapshotGit(gp.gitDir, gp.commonDir); err != nil {
 		return nil, err
 	}
-	if pr.hostTmp, err = os.MkdirTemp("", "failpass-sandbox-"); err != nil {
+	if pr.scratch, err = scratch.New("sandbox"); err != nil {
 		return nil, fmt.Errorf("sandbox: private temp folder: %w", err)
 	}
+	pr.hostTmp = pr.scratch.Path
 	home := filepath.Join(pr.hostTmp, "home")
 	if err := makeHome(home); err != nil {
 		return nil, fmt.Errorf("sandbox: private home: %w", err)
@@ -114,7 +118,7 @@ func (pr *Prepared) Finish() (Outcome, error) {
 func (pr *Prepared) Close() error {
 	if !pr.done {
 		pr.done = true
-		os.RemoveAll(pr.hostTmp)
+		pr.scratch.Remove()
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/failpass/failpass/internal/scratch"
 	"golang.org/x/sys/unix"
 )
 
@@ -96,16 +97,16 @@ func (v *View) Prepare(root string, base []string) (*Prepared, error) {
 			return nil, &Error{Step: "view", Err: fmt.Sprintf("%q: a folder of a view may not hold , : or \\", p)}
 		}
 	}
-	scratch, err := os.MkdirTemp("", "failpass-view-")
+	sd, err := scratch.New("view")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: view: %w", err)
 	}
-	pr := &Prepared{caps: c, root: root, Report: rep, view: v, hostTmp: scratch}
-	vc := &viewConfig{ReadOnly: realPaths(v.ReadOnly), Writable: realPaths(v.Writable), Hidden: realPaths(v.Hidden), Scratch: scratch}
+	pr := &Prepared{caps: c, root: root, Report: rep, view: v, hostTmp: sd.Path, scratch: sd}
+	vc := &viewConfig{ReadOnly: realPaths(v.ReadOnly), Writable: realPaths(v.Writable), Hidden: realPaths(v.Hidden), Scratch: sd.Path}
 	if v.Overlay != "" {
 		vc.Overlay = realPaths([]string{v.Overlay})[0]
 	}
-	tmp := filepath.Join(scratch, "tmp")
+	tmp := filepath.Join(sd.Path, "tmp")
 	if !c.namespaces {
 		if err := os.Mkdir(tmp, 0o700); err != nil {
 			pr.Close()

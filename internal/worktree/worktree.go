@@ -18,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/lockedfile"
 
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/scratch"
 )
 
 // Layout, all under <git common dir>/failpass/:
@@ -240,9 +241,11 @@ func (w *Worktree) Remove(ctx context.Context) error {
 }
 
 // GC removes every failpass worktree in repo whose owner is dead (or
-// unknown), with git's admin entries and owner files, and returns the
-// paths it removed. It never touches a live owner's worktree, a kept one,
-// or anything outside failpass's worktrees folder.
+// unknown), with git's admin entries and owner files, and the temporary
+// folders dead failpass processes left (scratch.Sweep), and returns the
+// paths it removed. It never touches a live owner's worktree or folder,
+// a kept worktree, or anything outside failpass's worktrees folder and
+// its own temporary folders.
 func GC(ctx context.Context, repo *gitx.Repo) ([]string, error) {
 	var removed []string
 	var errs []error
@@ -275,6 +278,8 @@ func GC(ctx context.Context, repo *gitx.Repo) ([]string, error) {
 		}
 		return nil
 	})
+	// What dead runs left in the system's temporary folder too.
+	removed = append(removed, scratch.Sweep()...)
 	if err != nil {
 		return removed, err
 	}

@@ -1,0 +1,115 @@
+// Package scratch makes failpass's temporary folders in the system's
+// temporary folder, each beside an owner file its process holds locked,
+// and removes those a dead process left: a failpass killed with -9 runs
+// none of its deferred removals. A lock the kernel drops with its holder
+// needs no process id, so the judgment holds across PID namespaces and
+// pid reuse.
+package scratch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// prefix starts every name this package makes.
+const prefix = "failpass-"
+
+// ownerSuffix names the owner file beside each folder: <folder>.owner.
+const ownerSuffix = ".owner"
+
+// A Dir is one temporary folder and the lock on its owner file.
+type Dir struct {
+	Path  string
+	owner *os.File
+}
+
+// New makes an empty folder named failpass-<what>-<random> in the
+// system's temporary folder, owned by this process until Remove.
+func New(what string) (*Dir, error) {
+	for range 10 {
+		f, err := os.CreateTemp("", prefix+what+"-*"+ownerSuffix)
+		if err != nil {
+			return nil, fmt.Errorf("scratch: %w", err)
+		}
+		if err := lock(f); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, fmt.Errorf("scratch: %w", err)
+		}
+		// A sweep may have taken the file between its creation and the
+		// lock, and removed it: then the lock holds a file nobody sees.
+		if !stillThere(f) {
+			f.Close()
+			continue
+		}
+		d := &Dir{Path: strings.TrimSuffix(f.Name(), ownerSuffix), owner: f}
+		if err := os.Mkdir(d.Path, 0o700); err != nil {
+			d.Remove()
+			return nil, fmt.Errorf("scratch: %w", err)
+		}
+		return d, nil
+	}
+	return nil, errors.New("scratch: no owner file stayed in place")
+}
+
+// Remove removes the folder, then its owner file. A nil Dir is nothing.
+func (d *Dir) Remove() error {
+	if d == nil || d.owner == nil {
+		return nil
+	}
+	err := removeAll(d.Path)
+	os.Remove(d.owner.Name())
+	d.owner.Close()
+	d.owner = nil
+	return err
+}
+
+// Sweep removes every folder New made whose owner is gone (its owner
+// file can be locked), with the owner file, and returns the folders.
+func Sweep() []string {
+	owners, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"+ownerSuffix))
+	var removed []string
+	for _, o := range owners {
+		f, err := os.OpenFile(o, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if tryLock(f) {
+			dir := strings.TrimSuffix(o, ownerSuffix)
+			if removeAll(dir) == nil {
+				os.Remove(o)
+				removed = append(removed, dir)
+			}
+		}
+		f.Close()
+	}
+	return removed
+}
+
+// stillThere says whether f's name still names f.
+func stillThere(f *os.File) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(f.Name())
+	return err == nil && os.SameFile(a, b)
+}
+
+// removeAll removes dir even when a command left folders in it without
+// write or search permission.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
