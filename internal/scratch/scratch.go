@@ -60,7 +60,7 @@ func (d *Dir) Remove() error {
 	if d == nil || d.owner == nil {
 		return nil
 	}
-	err := removeAll(d.Path)
+	err := RemoveAll(d.Path)
 	os.Remove(d.owner.Name())
 	d.owner.Close()
 	d.owner = nil
@@ -79,7 +79,7 @@ func Sweep() []string {
 		}
 		if tryLock(f) {
 			dir := strings.TrimSuffix(o, ownerSuffix)
-			if removeAll(dir) == nil {
+			if RemoveAll(dir) == nil {
 				os.Remove(o)
 				removed = append(removed, dir)
 			}
@@ -99,9 +99,9 @@ func stillThere(f *os.File) bool {
 	return err == nil && os.SameFile(a, b)
 }
 
-// removeAll removes dir even when a command left folders in it without
+// RemoveAll removes dir even when a command left folders in it without
 // write or search permission.
-func removeAll(dir string) error {
+func RemoveAll(dir string) error {
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}

@@ -382,19 +382,10 @@ func adminTarget(gitdirFile string) (string, bool) {
 	return filepath.Dir(filepath.Clean(p)), true
 }
 
-// removeAll removes dir even when a command left folders without write
-// or search permission in it.
+// removeAll is scratch.RemoveAll: a command may have left folders
+// without write or search permission in a worktree too.
 func removeAll(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil {
+	if err := scratch.RemoveAll(dir); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
 	return nil
