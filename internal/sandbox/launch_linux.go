@@ -308,8 +308,7 @@ type Prepared struct {
 	writable []string
 	tmp      string
 	home     string
-	hostTmp  string       // scratch's folder (no mount namespace, or a view)
-	scratch  *scratch.Dir // removed at the end
+	scratch  *scratch.Dir // a private folder on the host (no mount namespace, or a view), removed at the end
 	cgroups  []*cgroup
 	git      *GitSnapshot
 	view     *View       // a View's command (view_linux.go)
@@ -366,8 +365,7 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 		if pr.scratch, err = scratch.New("sandbox"); err != nil {
 			return nil, fmt.Errorf("sandbox: private temp folder: %w", err)
 		}
-		pr.hostTmp = pr.scratch.Path
-		pr.tmp, pr.home = pr.hostTmp, filepath.Join(pr.hostTmp, "home")
+		pr.tmp, pr.home = pr.scratch.Path, filepath.Join(pr.scratch.Path, "home")
 		if err := os.Mkdir(pr.home, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: private home: %w", err)
 		}

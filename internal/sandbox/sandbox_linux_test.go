@@ -475,12 +475,8 @@ func TestBigAllocationStopped(t *testing.T) {
 	t.Logf("1 GiB allocation: %+v", r.Outcome)
 }
 
-// A Go module's tests (an httptest server and client on the command's
-// own loopback among them) pass inside the sandbox, and the second run
-// of the same card reuses the card's build cache.
 // The private home has Go's telemetry off: a go command there starts
-// no telemetry process, which the run would wait for, to write counters
-// thrown away with the home.
+// no telemetry process to write counters thrown away with the home.
 func TestGoTelemetryOff(t *testing.T) {
 	need(t, Filesystem)
 	if _, err := exec.LookPath("go"); err != nil {
@@ -493,6 +489,9 @@ func TestGoTelemetryOff(t *testing.T) {
 	}
 }
 
+// A Go module's tests (an httptest server and client on the command's
+// own loopback among them) pass inside the sandbox, and the second run
+// of the same card reuses the card's build cache.
 func TestGoModuleTestAndCacheReuse(t *testing.T) {
 	need(t, Network, Filesystem, Processes)
 	goBin, err := exec.LookPath("go")

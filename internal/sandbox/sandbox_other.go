@@ -32,8 +32,7 @@ type Prepared struct {
 	Report Report
 
 	git     *GitSnapshot
-	hostTmp string
-	scratch *scratch.Dir
+	scratch *scratch.Dir // the private temp folder
 	done    bool
 }
 
@@ -54,8 +53,7 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 	if pr.scratch, err = scratch.New("sandbox"); err != nil {
 		return nil, fmt.Errorf("sandbox: private temp folder: %w", err)
 	}
-	pr.hostTmp = pr.scratch.Path
-	home := filepath.Join(pr.hostTmp, "home")
+	home := filepath.Join(pr.scratch.Path, "home")
 	if err := makeHome(home); err != nil {
 		return nil, fmt.Errorf("sandbox: private home: %w", err)
 	}
@@ -72,7 +70,7 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 		cache = p.Candidate.Cold()
 		pr.Report.Cache = CachePrivateCold
 	}
-	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.hostTmp, Home: home, CacheDir: cache, Deps: p.Deps, Prepare: p.PrepareCmd, HostHome: hostHome},
+	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.scratch.Path, Home: home, CacheDir: cache, Deps: p.Deps, Prepare: p.PrepareCmd, HostHome: hostHome},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
 	return pr, nil
 }

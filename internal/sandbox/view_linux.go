@@ -101,7 +101,7 @@ func (v *View) Prepare(root string, base []string) (*Prepared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: view: %w", err)
 	}
-	pr := &Prepared{caps: c, root: root, Report: rep, view: v, hostTmp: sd.Path, scratch: sd}
+	pr := &Prepared{caps: c, root: root, Report: rep, view: v, scratch: sd}
 	vc := &viewConfig{ReadOnly: realPaths(v.ReadOnly), Writable: realPaths(v.Writable), Hidden: realPaths(v.Hidden), Scratch: sd.Path}
 	if v.Overlay != "" {
 		vc.Overlay = realPaths([]string{v.Overlay})[0]

@@ -7,16 +7,8 @@ import (
 	"syscall"
 )
 
-// lock takes f's flock, waiting for it (New's own fresh file: nobody
-// else holds it but a sweep, for an instant).
-func lock(f *os.File) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
-}
+// locking: a folder's owner holds its owner file's flock.
+const locking = true
 
 // tryLock takes f's flock if nobody holds it, without waiting.
 func tryLock(f *os.File) bool {

@@ -34,14 +34,11 @@ func New(what string) (*Dir, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scratch: %w", err)
 		}
-		if err := lock(f); err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			return nil, fmt.Errorf("scratch: %w", err)
-		}
-		// A sweep may have taken the file between its creation and the
-		// lock, and removed it: then the lock holds a file nobody sees.
-		if !stillThere(f) {
+		// Someone else may hold the fresh file's lock for an instant (a
+		// sweep), and a sweep may have removed it before this lock: then
+		// the lock holds a file nobody sees. Either way, a new name; New
+		// never waits on a lock another process holds.
+		if locking && (!tryLock(f) || !stillThere(f)) {
 			f.Close()
 			continue
 		}
