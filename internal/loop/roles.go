@@ -15,6 +15,7 @@ import (
 	"github.com/failpass/failpass/internal/atomicfile"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/proc"
 	"github.com/failpass/failpass/internal/sandbox"
 )
 
@@ -89,9 +90,7 @@ func (e *engine) confine(a model.Adapter, role string, v *sandbox.View) (model.A
 // recordRole writes the record of a role process group that just started.
 func (e *engine) recordRole(role string, pgid int) {
 	self := os.Getpid()
-	start, _ := procStart(pgid)
-	ownerStart, _ := procStart(self)
-	p := roleProc{Role: role, PGID: pgid, Start: start, Boot: bootID(), Owner: self, OwnerStart: ownerStart}
+	p := roleProc{Role: role, PGID: pgid, Start: proc.Start(pgid), Boot: proc.BootID(), Owner: self, OwnerStart: proc.Start(self)}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return
@@ -133,7 +132,7 @@ func reapRoles(repo *gitx.Repo) int {
 			os.Remove(path) // unreadable: nothing to act on, and nothing to keep
 			continue
 		}
-		if procAlive(p.Owner, p.OwnerStart, p.Boot) {
+		if proc.Alive(p.Owner, p.OwnerStart, p.Boot) {
 			continue
 		}
 		if killRoleGroup(p) {
@@ -172,10 +171,10 @@ func readRoleProc(path string) (roleProc, error) {
 // time means the id was reused after the group ended: nothing is killed.
 // It reports whether it found anything to kill.
 func killRoleGroup(p roleProc) bool {
-	if b := bootID(); b == "" || b != p.Boot {
+	if b := proc.BootID(); b == "" || b != p.Boot {
 		return false // another boot: nothing of that run is left
 	}
-	if s, err := procStart(p.PGID); err == nil && s != p.Start {
+	if st, err := proc.Read(p.PGID); err == nil && st.Start != p.Start {
 		return false
 	}
 	found := false
@@ -188,12 +187,12 @@ func killRoleGroup(p roleProc) bool {
 			if err != nil {
 				continue
 			}
-			pgrp, start, err := parseStat(string(b))
-			if err != nil || pgrp != p.PGID || start < p.Start {
-				continue
-			}
 			pid, err := strconv.Atoi(strings.Split(st, "/")[2])
 			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			s, err := proc.Parse(pid, string(b))
+			if err != nil || s.PGID != p.PGID || s.Start < p.Start {
 				continue
 			}
 			syscall.Kill(pid, syscall.SIGKILL)
@@ -204,59 +203,4 @@ func killRoleGroup(p roleProc) bool {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// procAlive says whether the process pid with that start time (and boot)
-// still runs. Unreadable for a reason other than its absence counts as
-// alive: a live owner's roles are never killed.
-func procAlive(pid int, start uint64, boot string) bool {
-	if b := bootID(); b != "" && boot != "" && b != boot {
-		return false
-	}
-	if pid <= 0 {
-		return false
-	}
-	s, err := procStart(pid)
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	return s == start
-}
-
-// procStart is field 22 of /proc/<pid>/stat: the start time in clock
-// ticks since boot.
-func procStart(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	_, start, err := parseStat(string(b))
-	return start, err
-}
-
-// parseStat reads the process group (field 5) and the start time (field
-// 22) of a /proc/<pid>/stat line, counted after the command name's
-// closing parenthesis (the name may hold spaces and parentheses).
-func parseStat(s string) (pgrp int, start uint64, err error) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, 0, errors.New("malformed stat line")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, 0, errors.New("malformed stat line")
-	}
-	if pgrp, err = strconv.Atoi(f[2]); err != nil {
-		return 0, 0, err
-	}
-	start, err = strconv.ParseUint(f[19], 10, 64)
-	return pgrp, start, err
-}
-
-func bootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }

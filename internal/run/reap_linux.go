@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/failpass/failpass/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -92,20 +93,20 @@ func reap(pgid int) {
 		pending := 0
 		liveMu.Lock()
 		for _, p := range children(self) {
-			if p.pgid == selfPgid || (live[p.pid] && p.pid != pgid) {
+			if p.PGID == selfPgid || (live[p.PID] && p.PID != pgid) {
 				continue // a git call, or another command's leader: its owner waits for it
 			}
-			if p.state == 'Z' {
+			if p.State == 'Z' {
 				var ws syscall.WaitStatus
-				syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+				syscall.Wait4(p.PID, &ws, syscall.WNOHANG, nil)
 				continue
 			}
-			if live[p.pgid] && p.pgid != pgid {
+			if live[p.PGID] && p.PGID != pgid {
 				continue // still part of a running command; its own end kills it
 			}
-			syscall.Kill(p.pid, syscall.SIGKILL)
-			if p.pgid != pgid && p.pgid != selfPgid && p.pgid > 1 {
-				syscall.Kill(-p.pgid, syscall.SIGKILL) // the escapee's own group
+			syscall.Kill(p.PID, syscall.SIGKILL)
+			if p.PGID != pgid && p.PGID != selfPgid && p.PGID > 1 {
+				syscall.Kill(-p.PGID, syscall.SIGKILL) // the escapee's own group
 			}
 			pending++
 		}
@@ -117,18 +118,13 @@ func reap(pgid int) {
 	}
 }
 
-type procStat struct {
-	pid, ppid, pgid int
-	state           byte
-}
-
 // children lists the processes whose parent is ppid (this process).
 // Each thread's /proc children file names them directly; a kernel
 // without those files costs a scan of every process.
-func children(ppid int) []procStat {
+func children(ppid int) []proc.Stat {
 	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(ppid) + "/task")
 	if err == nil {
-		var out []procStat
+		var out []proc.Stat
 		found := true
 		for _, t := range tasks {
 			b, err := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/task/" + t.Name() + "/children")
@@ -138,7 +134,7 @@ func children(ppid int) []procStat {
 			}
 			for _, f := range strings.Fields(string(b)) {
 				if pid, err := strconv.Atoi(f); err == nil {
-					if p, ok := readStat(pid); ok && p.ppid == ppid {
+					if p, err := proc.Read(pid); err == nil && p.PPID == ppid {
 						out = append(out, p)
 					}
 				}
@@ -152,51 +148,23 @@ func children(ppid int) []procStat {
 }
 
 // scanChildren is children by reading every process's stat.
-func scanChildren(ppid int) []procStat {
+func scanChildren(ppid int) []proc.Stat {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
 	}
 	names, _ := d.Readdirnames(-1)
 	d.Close()
-	var out []procStat
+	var out []proc.Stat
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil {
 			continue
 		}
-		p, ok := readStat(pid)
-		if ok && p.ppid == ppid {
+		p, err := proc.Read(pid)
+		if err == nil && p.PPID == ppid {
 			out = append(out, p)
 		}
 	}
 	return out
-}
-
-// readStat parses /proc/<pid>/stat. The command name is in parentheses and
-// may itself hold spaces and parentheses, so fields are counted from the
-// last ')'.
-func readStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, false
-	}
-	return parseStat(pid, string(b))
-}
-
-func parseStat(pid int, s string) (procStat, bool) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStat{}, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
-		return procStat{}, false
-	}
-	ppid, err1 := strconv.Atoi(f[1])
-	pgid, err2 := strconv.Atoi(f[2])
-	if err1 != nil || err2 != nil {
-		return procStat{}, false
-	}
-	return procStat{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0]}, true
 }

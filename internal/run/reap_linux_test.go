@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/failpass/failpass/internal/proc"
 )
 
 // children reads the threads' children files; it must find exactly what
@@ -23,11 +25,11 @@ func TestChildrenMatchesScan(t *testing.T) {
 		defer func() { c.Process.Kill(); c.Wait() }()
 		want = append(want, c.Process.Pid)
 	}
-	pids := func(ps []procStat) []int {
+	pids := func(ps []proc.Stat) []int {
 		var out []int
 		for _, p := range ps {
-			if slices.Contains(want, p.pid) {
-				out = append(out, p.pid)
+			if slices.Contains(want, p.PID) {
+				out = append(out, p.PID)
 			}
 		}
 		slices.Sort(out)
@@ -53,45 +55,11 @@ func marked(m string) []int {
 		for _, kv := range bytes.Split(b, []byte{0}) {
 			if string(kv) == m {
 				pid, _ := strconv.Atoi(strings.Split(n, "/")[2])
-				if st, ok := readStat(pid); ok && st.state != 'Z' {
+				if st, err := proc.Read(pid); err == nil && st.State != 'Z' {
 					pids = append(pids, pid)
 				}
 			}
 		}
 	}
 	return pids
-}
-
-func TestParseStat(t *testing.T) {
-	tests := []struct {
-		in   string
-		want procStat
-		ok   bool
-	}{
-		{"42 (sleep) S 1 42 42 0 -1", procStat{42, 1, 42, 'S'}, true},
-		{"42 (a) b) c) Z 7 9 9 0", procStat{42, 7, 9, 'Z'}, true},
-		{"42 (x y) R 3 4", procStat{42, 3, 4, 'R'}, true},
-		{"42 (x) R 3", procStat{}, false},
-		{"42 x R 3 4", procStat{}, false},
-		{"42 (x) RR 3 4", procStat{}, false},
-		{"42 (x) R a 4", procStat{}, false},
-		{"", procStat{}, false},
-	}
-	for _, tc := range tests {
-		got, ok := parseStat(42, tc.in)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("parseStat(%q) = %+v, %v; want %+v, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
-func FuzzParseStat(f *testing.F) {
-	f.Add("42 (sleep) S 1 42 42 0 -1")
-	f.Add("42 (a) b) Z 7 9 9 0")
-	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := parseStat(1, s)
-		if !ok && got != (procStat{}) {
-			t.Fatalf("parseStat(%q) = %+v, false; want no value", s, got)
-		}
-	})
 }

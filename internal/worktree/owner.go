@@ -2,15 +2,12 @@ package worktree
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/failpass/failpass/internal/atomicfile"
+	"github.com/failpass/failpass/internal/proc"
 )
 
 // owner is the content of <id>.owner: enough to tell, after a kill -9,
@@ -34,9 +31,8 @@ const maxOwnerSize = 4096
 // and liveness falls back to whether the pid exists.
 func currentOwner() owner {
 	pid := os.Getpid()
-	start, _ := startTime(pid)
 	host, _ := os.Hostname()
-	return owner{PID: pid, Start: start, Boot: bootID(), Host: host, Created: time.Now().UTC()}
+	return owner{PID: pid, Start: proc.Start(pid), Boot: proc.BootID(), Host: host, Created: time.Now().UTC()}
 }
 
 // alive says whether o's process still runs. An owner on another host
@@ -45,52 +41,7 @@ func (o owner) alive() bool {
 	if host, _ := os.Hostname(); o.Host != "" && host != "" && o.Host != host {
 		return true
 	}
-	if b := bootID(); b != "" && o.Boot != "" && b != o.Boot {
-		return false
-	}
-	if o.PID <= 0 {
-		return false
-	}
-	if _, err := os.Stat("/proc/self/stat"); err != nil || o.Start == 0 {
-		// No /proc to read: fall back to whether the pid exists at all.
-		return syscall.Kill(o.PID, 0) != syscall.ESRCH
-	}
-	start, err := startTime(o.PID)
-	if err != nil {
-		// Gone, or unreadable for a reason we cannot judge (then: alive).
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	return start == o.Start
-}
-
-// startTime is field 22 of /proc/<pid>/stat, counted after the command
-// name's closing parenthesis (the name may hold spaces and parentheses).
-func startTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	return parseStartTime(string(b))
-}
-
-func parseStartTime(s string) (uint64, error) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("malformed stat line")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, fmt.Errorf("malformed stat line")
-	}
-	return strconv.ParseUint(f[19], 10, 64)
-}
-
-func bootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
+	return proc.Alive(o.PID, o.Start, o.Boot)
 }
 
 func readOwner(path string) (owner, error) {

@@ -605,37 +605,6 @@ func processesIn(dir string) []string {
 	return out
 }
 
-func TestParseStartTime(t *testing.T) {
-	line := "42 (a) b) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10"
-	tests := []struct {
-		in   string
-		want uint64
-		ok   bool
-	}{
-		{line, 987654, true},
-		{"42 (sleep) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 5 1000 10", 5, true},
-		{"42 (sleep) S 1 42", 0, false},
-		{"no parenthesis", 0, false},
-		{"42 (x) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 -5", 0, false},
-	}
-	for _, tc := range tests {
-		got, err := parseStartTime(tc.in)
-		if got != tc.want || (err == nil) != tc.ok {
-			t.Errorf("parseStartTime(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-}
-
-func FuzzParseStartTime(f *testing.F) {
-	f.Add("42 (a) b) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10")
-	f.Add("1 (x) S")
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, err := parseStartTime(s); err != nil && got != 0 {
-			t.Fatalf("parseStartTime(%q) = %d, %v; want no value with an error", s, got, err)
-		}
-	})
-}
-
 // FuzzReadOwner: an owner file is attacker-writable (a command can reach
 // the common dir); a parse error returns no value, and what parses
 // survives a write and read unchanged.
