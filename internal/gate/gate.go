@@ -772,6 +772,23 @@ func (g *gateRun) leaveCandidate() {
 func (g *gateRun) patchedRules(ctx context.Context) error {
 	wt, c := g.wt, g.o.Card
 	g.freshSession() // its helper starts while the diff is applied and checked
+	// diff.actual's index of the base, made while git applies the diff.
+	var (
+		ix     *gitpatch.BaseIndex
+		ixErr  error
+		ixMade sync.WaitGroup
+	)
+	ixMade.Add(1)
+	go func() {
+		defer ixMade.Done()
+		ix, ixErr = gitpatch.NewBaseIndex(ctx, g.o.Repo, g.base)
+	}()
+	dropIndex := sync.OnceFunc(func() {
+		if ixMade.Wait(); ixErr == nil {
+			ix.Remove()
+		}
+	})
+	defer dropIndex()
 	if _, err := wt.GitInput(ctx, g.o.Diff, "apply", "--whitespace=nowarn", "-"); err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) {
@@ -789,15 +806,33 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 			g.v.Tree = tree
 		}
 	}
-	actual, err := gitpatch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base, true)
+	// The tree as the diff made it, for repatch to put back without git,
+	// and to tell git which files the diff touched: every other file is
+	// as the checkout wrote it (worktree.Changed).
+	var err error
+	if g.patched, err = wt.Snapshot(); err != nil {
+		return err
+	}
+	changed, known, err := wt.Changed(g.base, g.patched)
+	if err != nil {
+		return err
+	}
+	var actual *patch.ChangeSet
+	ixMade.Wait()
+	if known && ixErr == nil {
+		actual, err = gitpatch.ActualAt(ctx, g.o.Repo, ix, wt.GitDir(), wt.Dir, changed)
+	} else {
+		actual, err = gitpatch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base, true)
+	}
+	dropIndex()
 	if err != nil {
 		return err
 	}
 	same, why := g.cs.Equal(actual)
 	if !same {
-		// The worktree index's stat data can hide a change: a file git
-		// apply rewrote in the clock tick the checkout wrote it, at the
-		// same size (racy git). Every file is read before refusing.
+		// The worktree index's stat data (ActualIn) can hide a change: a
+		// file git apply rewrote in the clock tick the checkout wrote it,
+		// at the same size (racy git). Every file is read before refusing.
 		if actual, err = gitpatch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base, false); err != nil {
 			return err
 		}
@@ -807,10 +842,6 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return g.fail(RuleDiffActual, "the applied patch differs from what the diff declares: "+why)
 	}
 	g.ok(RuleDiffActual)
-	// The tree as the diff made it, for repatch to put back without git.
-	if g.patched, err = wt.Snapshot(); err != nil {
-		return err
-	}
 	// The canary is planned from the tree as the diff made it, before any
 	// patched run could change what it reads.
 	if err := g.planCanary(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/patch"
@@ -38,6 +39,72 @@ func ActualIn(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base st
 	return actual(ctx, repo, gitDir, worktreeDir, base, useIndex)
 }
 
+// A BaseIndex is a throwaway git index of base's tree with no stat
+// data at all: git reads every file it is asked to add into it, whatever
+// its stat says (ActualAt). It needs no worktree, so the caller makes it
+// while the diff is applied.
+type BaseIndex struct {
+	dir  *scratch.Dir
+	base string
+}
+
+// NewBaseIndex reads base's tree into a new BaseIndex (one git process).
+func NewBaseIndex(ctx context.Context, repo *gitx.Repo, base string) (*BaseIndex, error) {
+	dir, err := scratch.New("index")
+	if err != nil {
+		return nil, err
+	}
+	ix := &BaseIndex{dir: dir, base: base}
+	if _, err := gitx.CommandEnv(ctx, repo.Dir, nil, ix.env(), "read-tree", base); err != nil {
+		ix.Remove()
+		return nil, err
+	}
+	return ix, nil
+}
+
+// Remove removes the index.
+func (ix *BaseIndex) Remove() { ix.dir.Remove() }
+
+// env points git at the index. Literal pathspecs: a name with glob
+// characters names itself alone.
+func (ix *BaseIndex) env() []string {
+	return []string{"GIT_INDEX_FILE=" + filepath.Join(ix.dir.Path, "index"), "GIT_LITERAL_PATHSPECS=1"}
+}
+
+// ActualAt is ActualIn for a caller that knows every path at which the
+// worktree can differ from ix's base (changed: worktree.Changed compares
+// the tree with the checkout of base it started from). git reads those
+// files alone, each whatever its stat, into ix, which it uses up; every
+// other path is taken to be as base has it.
+func ActualAt(ctx context.Context, repo *gitx.Repo, ix *BaseIndex, gitDir, worktreeDir string, changed []string) (*patch.ChangeSet, error) {
+	git := func(stdin []byte, args ...string) ([]byte, error) {
+		global := []string{"--git-dir=" + gitDir, "--work-tree=" + worktreeDir}
+		return gitx.CommandEnv(ctx, worktreeDir, stdin, ix.env(), append(global, args...)...)
+	}
+	if len(changed) > 0 {
+		// The paths on stdin, never the command line: no length limit.
+		// --force: a file written under an ignored path is a change.
+		list := []byte(strings.Join(changed, "\x00") + "\x00")
+		if _, err := git(list, "add", "--all", "--force", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+			return nil, err
+		}
+	}
+	out, err := git(nil, diffCached(ix.base)...)
+	if err != nil {
+		return nil, err
+	}
+	return readActual(ctx, repo, out)
+}
+
+// diffCached is the git command that lists an index's changes against
+// base: with rename detection, no driver of the repository's.
+func diffCached(base string) []string {
+	return []string{"diff", "--cached", "--raw", "--numstat", "-z", "-M",
+		"--no-ext-diff", "--no-textconv", "--ignore-submodules=none", base, "--"}
+}
+
+// actual stages every file of the worktree into a throwaway index and
+// diffs it with base.
 func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base string, useIndex bool) (*patch.ChangeSet, error) {
 	tmp, err := scratch.New("index")
 	if err != nil {
@@ -62,11 +129,16 @@ func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base stri
 	if _, err := git("add", "--all", "--force"); err != nil {
 		return nil, err
 	}
-	out, err := git("diff", "--cached", "--raw", "--numstat", "-z", "-M",
-		"--no-ext-diff", "--no-textconv", "--ignore-submodules=none", base, "--")
+	out, err := git(diffCached(base)...)
 	if err != nil {
 		return nil, err
 	}
+	return readActual(ctx, repo, out)
+}
+
+// readActual reads git's listing of the changes (diffCached) into a
+// change set, with the targets of symlinks read from their objects.
+func readActual(ctx context.Context, repo *gitx.Repo, out []byte) (*patch.ChangeSet, error) {
 	cs, err := patch.ParseRawNumstat(out)
 	if err != nil {
 		return nil, err

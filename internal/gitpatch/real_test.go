@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -387,5 +388,56 @@ func TestActualInWithoutIndexReadsEveryFile(t *testing.T) {
 	}
 	if len(full.Files) != 1 || full.Files[0].NewPath != "a.txt" {
 		t.Fatalf("without the index, ActualIn saw %+v, want a.txt changed", full.Files)
+	}
+}
+
+// ActualAt reads the paths it is given and nothing else: each is read
+// as it is on disk (a stat-identical rewrite included, which the
+// worktree's index would hide), a name with glob characters names
+// itself alone, and a change at a path not given is not seen (the
+// caller, worktree.Changed, lists every path that differs).
+func TestActualAtReadsTheGivenPaths(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t, map[string]string{"a.txt": "aaaa\n", "[ab].txt": "glob\n", "gone.txt": "x\n", "other.txt": "o\n"})
+	dir := r.repo.Dir
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := filepath.Join(dir, "a.txt")
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "config", "core.checkStat", "minimal")
+	git(t, dir, "config", "core.trustctime", "false")
+	git(t, dir, "update-index", "--refresh")
+	writeFiles(t, dir, map[string]string{"a.txt": "bbbb\n", "new/n.txt": "n\n", "other.txt": "changed\n"})
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	gitDir := filepath.Join(dir, ".git")
+	at := func(changed []string) (*patch.ChangeSet, error) {
+		ix, err := NewBaseIndex(ctx, r.repo, r.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Remove()
+		return ActualAt(ctx, r.repo, ix, gitDir, dir, changed)
+	}
+	got, err := at([]string{"[ab].txt", "a.txt", "gone.txt", "new/n.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range got.Files {
+		paths = append(paths, string(f.Status)+" "+f.Paths()[0])
+	}
+	want := []string{"modified a.txt", "deleted gone.txt", "added new/n.txt"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("ActualAt = %q, want %q", paths, want)
+	}
+	none, err := at(nil)
+	if err != nil || len(none.Files) != 0 {
+		t.Errorf("ActualAt(no paths) = %+v, %v; want no change", none, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"time"
 )
 
@@ -140,6 +141,63 @@ func (w *Worktree) Restore(s *Snapshot) (bool, error) {
 		return false, fmt.Errorf("worktree: restore: %w", err)
 	}
 	return same && seen == len(s.paths), nil
+}
+
+// Changed lists the paths at which the worktree, as now records it,
+// differs from the checkout of commit that Add made: files and
+// symlinks added, removed, turned into another kind of file, or whose
+// stat (and, where the checkout's snapshot recorded it, content)
+// differs. Every other path holds what it held right after the
+// checkout, which is what the commit holds: a reader of what changed
+// need read the listed paths alone. ok is false when that is not known:
+// the worktree was reset to another commit since, or its snapshots
+// cannot tell a later change (coarse times). now must be a Snapshot of
+// w.
+func (w *Worktree) Changed(commit string, now *Snapshot) (paths []string, ok bool, err error) {
+	was := w.checkout
+	if commit != w.commit || was == nil || now == nil || !was.exact || !now.exact {
+		return nil, false, nil
+	}
+	root, err := os.OpenRoot(w.Dir)
+	if err != nil {
+		return nil, false, err
+	}
+	defer root.Close()
+	for p, e := range was.paths {
+		if p == ".git" || e.typ.IsDir() {
+			continue
+		}
+		n, found := now.paths[p]
+		if !found || n.typ != e.typ || n.st != e.st {
+			paths = append(paths, p)
+			continue
+		}
+		if e.digest != nil {
+			// Written in the tick the checkout's snapshot ended: the
+			// stat cannot tell a change made in that same tick.
+			d := n.digest
+			if d == nil {
+				got, err := digestOf(root, p)
+				if err != nil {
+					return nil, false, err
+				}
+				d = &got
+			}
+			if *d != *e.digest {
+				paths = append(paths, p)
+			}
+		}
+	}
+	for p, n := range now.paths {
+		if p == ".git" || n.typ.IsDir() {
+			continue
+		}
+		if e, found := was.paths[p]; !found || e.typ.IsDir() {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	return paths, true, nil
 }
 
 // prune removes from the tree under root every path s does not have

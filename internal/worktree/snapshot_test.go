@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -142,5 +144,103 @@ func TestRestoreComparesRecentContent(t *testing.T) {
 	os.Chtimes(p, fi.ModTime(), fi.ModTime())
 	if same, err := w.Restore(s); err != nil || same {
 		t.Fatalf("Restore after a same-size rewrite = %t, %v; want false", same, err)
+	}
+}
+
+// Changed lists every path where the tree differs from the checkout Add
+// made, whatever made the change, and nothing else: the gate's reading
+// of what a diff changed (diff.actual) reads these paths alone.
+func TestChanged(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, w *Worktree)
+		want []string
+	}{
+		{"nothing", func(*testing.T, *Worktree) {}, nil},
+		{"untracked and ignored files", func(t *testing.T, w *Worktree) {
+			os.MkdirAll(filepath.Join(w.Dir, "d", "e"), 0o755)
+			write(t, filepath.Join(w.Dir, "d", "e"), "new.txt", "x\n")
+			write(t, w.Dir, "junk.log", "ignored\n")
+			os.Symlink("/etc", filepath.Join(w.Dir, "out"))
+		}, []string{"d/e/new.txt", "junk.log", "out"}},
+		{"rewritten at the same size, mtime put back", func(t *testing.T, w *Worktree) {
+			p := filepath.Join(w.Dir, "a.txt")
+			fi, _ := os.Stat(p)
+			write(t, w.Dir, "a.txt", "BASE\n")
+			os.Chtimes(p, fi.ModTime(), fi.ModTime())
+		}, []string{"a.txt"}},
+		{"chmod", func(t *testing.T, w *Worktree) { os.Chmod(filepath.Join(w.Dir, "a.txt"), 0o755) }, []string{"a.txt"}},
+		{"deleted", func(t *testing.T, w *Worktree) { os.Remove(filepath.Join(w.Dir, ".gitignore")) }, []string{".gitignore"}},
+		{"file made a folder", func(t *testing.T, w *Worktree) {
+			os.Remove(filepath.Join(w.Dir, "a.txt"))
+			os.Mkdir(filepath.Join(w.Dir, "a.txt"), 0o755)
+			write(t, filepath.Join(w.Dir, "a.txt"), "in", "x\n")
+		}, []string{"a.txt", "a.txt/in"}},
+		{"reset by git in between", func(t *testing.T, w *Worktree) {
+			write(t, w.Dir, "a.txt", "changed\n")
+			if err := w.Reset(ctx, base); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"a.txt"}}, // rewritten by git: listed, and read again
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Add(ctx, repo, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Remove(ctx)
+			tc.run(t, w)
+			now, err := w.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok, err := w.Changed(base, now)
+			if err != nil || !ok {
+				t.Fatalf("Changed = %v, %t, %v; want the paths", got, ok, err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Changed = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A change in the clock tick the checkout's snapshot recorded leaves the
+// stat as it was: Changed compares content there, and knows nothing of
+// a worktree reset to another commit.
+func TestChangedComparesRecentContent(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	w, err := Add(ctx, repo, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Remove(ctx)
+	if w.checkout.paths["a.txt"].digest == nil {
+		t.Fatal("a file the checkout just wrote has no recorded content")
+	}
+	write(t, w.Dir, "a.txt", "BASE\n")
+	now, err := w.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same-tick write: the stat the checkout recorded, new content.
+	e := now.paths["a.txt"]
+	e.st, e.digest = w.checkout.paths["a.txt"].st, nil
+	now.paths["a.txt"] = e
+	if got, ok, err := w.Changed(base, now); err != nil || !ok || !slices.Equal(got, []string{"a.txt"}) {
+		t.Errorf("Changed = %q, %t, %v; want a.txt: its content differs", got, ok, err)
+	}
+	head := strings.TrimSpace(git(t, repo.Dir, "rev-parse", "HEAD"))
+	if err := w.Reset(ctx, head); err != nil {
+		t.Fatal(err)
+	}
+	if now, err = w.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := w.Changed(head, now); err != nil || ok {
+		t.Errorf("Changed after a reset to another commit = %q, %t, %v; want not known", got, ok, err)
 	}
 }
