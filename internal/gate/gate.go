@@ -258,8 +258,10 @@ type gateRun struct {
 	canary canaryPlan
 	// prepared says the card's prepare command was seen to (see prepare).
 	prepared bool
-	// readDiff returns git's reading of the diff (see startReading).
+	// readDiff returns git's reading of the diff; listed, when set, the
+	// base's entries at the paths the diff names (see startReading).
 	readDiff func() (*patch.ChangeSet, error)
+	listed   func() *listing
 	// patched is the worktree as the diff made it, for repatch.
 	patched *worktree.Snapshot
 }
@@ -284,9 +286,11 @@ func (g *gateRun) run(ctx context.Context) error {
 
 // startReading starts git's reading of the diff (gitpatch.Read), which
 // needs neither the card nor the repository, so it runs while the card's
-// rules resolve the base; diffRules takes its result. The caller waits
-// for it with the function returned, so its temporary folder never
-// outlives the gate.
+// rules resolve the base; diffRules takes its result. With the base
+// known already (a batch resolves it for every candidate), the base's
+// entries at the paths the diff's headers name are listed alongside
+// (gitpatch.BaseEntries), for ResolveModes. The caller waits for both
+// with the function returned, so nothing they started outlives the gate.
 func (g *gateRun) startReading(ctx context.Context) (wait func()) {
 	var (
 		wg  sync.WaitGroup
@@ -299,7 +303,39 @@ func (g *gateRun) startReading(ctx context.Context) (wait func()) {
 		cs, err = gitpatch.Read(ctx, g.o.Diff)
 	}()
 	g.readDiff = func() (*patch.ChangeSet, error) { wg.Wait(); return cs, err }
+	g.listed = nil
+	if base := g.o.Base; base != "" {
+		if h, err := patch.ScanHeaders(g.o.Diff); err == nil {
+			l := &listing{base: base, paths: h.BasePaths()}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l.tree, l.err = gitpatch.BaseEntries(ctx, g.o.Repo, base, l.paths)
+			}()
+			g.listed = func() *listing { wg.Wait(); return l }
+		}
+	}
 	return wg.Wait
+}
+
+// A listing is the base's entries at the paths a diff's headers name,
+// listed while git read the diff (startReading).
+type listing struct {
+	base  string
+	paths []string
+	tree  map[string]patch.BaseEntry
+	err   error
+}
+
+// resolveModes is gitpatch.ResolveModes, from the listing startReading
+// made when it lists what cs needs.
+func (g *gateRun) resolveModes(ctx context.Context, cs *patch.ChangeSet) error {
+	if g.listed != nil {
+		if l := g.listed(); l.err == nil && l.base == g.base && slices.Equal(l.paths, cs.BasePaths()) {
+			return gitpatch.ResolveFrom(ctx, g.o.Repo, g.base, cs, l.tree)
+		}
+	}
+	return gitpatch.ResolveModes(ctx, g.o.Repo, g.base, cs)
 }
 
 func (g *gateRun) ok(rule string) {
@@ -513,7 +549,7 @@ func (g *gateRun) diffRules(ctx context.Context) error {
 	// it all the same: the budget comes before diff.apply in gate order.
 	var misfit *patch.Error
 	resolve := func() error {
-		err := gitpatch.ResolveModes(ctx, g.o.Repo, g.base, cs)
+		err := g.resolveModes(ctx, cs)
 		if pe := (*patch.Error)(nil); errors.As(err, &pe) && pe.Rule == RuleDiffApply {
 			misfit = pe
 			return nil

@@ -78,10 +78,16 @@ func applyAlone(ctx context.Context, diff []byte, args ...string) ([]byte, error
 // it lists the base's entries at cs.BasePaths with one `git ls-tree`, and
 // reads a symlink's target from the base when the patch leaves it out.
 func ResolveModes(ctx context.Context, repo *gitx.Repo, base string, cs *patch.ChangeSet) error {
-	tree, err := lsTree(ctx, repo, base, cs.BasePaths())
+	tree, err := BaseEntries(ctx, repo, base, cs.BasePaths())
 	if err != nil {
 		return err
 	}
+	return ResolveFrom(ctx, repo, base, cs, tree)
+}
+
+// ResolveFrom is ResolveModes with the base's entries at cs.BasePaths
+// listed already (BaseEntries).
+func ResolveFrom(ctx context.Context, repo *gitx.Repo, base string, cs *patch.ChangeSet, tree map[string]patch.BaseEntry) error {
 	return cs.Resolve(base, tree, func(oid string) ([]byte, error) {
 		return gitx.Command(ctx, repo.Dir, nil, "cat-file", "blob", oid)
 	})
@@ -90,8 +96,10 @@ func ResolveModes(ctx context.Context, repo *gitx.Repo, base string, cs *patch.C
 // maxArgBytes keeps ls-tree's command line far below ARG_MAX.
 var maxArgBytes = 64 << 10
 
-// lsTree returns the base tree's entries at exactly the given paths.
-func lsTree(ctx context.Context, repo *gitx.Repo, base string, paths []string) (map[string]patch.BaseEntry, error) {
+// BaseEntries lists the base tree's entries at exactly the given paths
+// (one git ls-tree): what ResolveFrom needs, for a caller that knows the
+// paths before the change set (patch.Headers.BasePaths).
+func BaseEntries(ctx context.Context, repo *gitx.Repo, base string, paths []string) (map[string]patch.BaseEntry, error) {
 	out := map[string]patch.BaseEntry{}
 	if len(paths) == 0 {
 		return out, nil

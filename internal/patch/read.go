@@ -24,6 +24,16 @@ func ScanHeaders(diff []byte) (*Headers, error) {
 	return &Headers{secs: secs}, nil
 }
 
+// BasePaths is ChangeSet.BasePaths of the change set the headers state,
+// known before git reads the diff: the base can be listed meanwhile.
+func (h *Headers) BasePaths() []string {
+	cs := ChangeSet{Files: make([]File, len(h.secs))}
+	for i, sec := range h.secs {
+		cs.Files[i] = sec.File
+	}
+	return cs.BasePaths()
+}
+
 // Agree returns the change set once git's own reading of the same diff
 // (the output of `git apply --numstat --summary -z`) matches the headers'
 // rendered the way git prints it, byte for byte; any disagreement (git
