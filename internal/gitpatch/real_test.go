@@ -360,20 +360,7 @@ func TestActualInWithoutIndexReadsEveryFile(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t, map[string]string{"a.txt": "aaaa\n"})
 	dir := r.repo.Dir
-	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := filepath.Join(dir, "a.txt")
-	if err := os.Chtimes(p, old, old); err != nil {
-		t.Fatal(err)
-	}
-	git(t, dir, "config", "core.checkStat", "minimal")
-	git(t, dir, "config", "core.trustctime", "false")
-	git(t, dir, "update-index", "--refresh") // the entry now records the old mtime
-	if err := os.WriteFile(p, []byte("bbbb\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(p, old, old); err != nil {
-		t.Fatal(err)
-	}
+	rewriteHidden(t, dir, "a.txt", "bbbb\n")
 	gitDir := filepath.Join(dir, ".git")
 	fast, err := ActualIn(ctx, r.repo, gitDir, dir, r.base, true)
 	if err != nil {
@@ -400,18 +387,8 @@ func TestActualAtReadsTheGivenPaths(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t, map[string]string{"a.txt": "aaaa\n", "[ab].txt": "glob\n", "gone.txt": "x\n", "other.txt": "o\n"})
 	dir := r.repo.Dir
-	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := filepath.Join(dir, "a.txt")
-	if err := os.Chtimes(p, old, old); err != nil {
-		t.Fatal(err)
-	}
-	git(t, dir, "config", "core.checkStat", "minimal")
-	git(t, dir, "config", "core.trustctime", "false")
-	git(t, dir, "update-index", "--refresh")
-	writeFiles(t, dir, map[string]string{"a.txt": "bbbb\n", "new/n.txt": "n\n", "other.txt": "changed\n"})
-	if err := os.Chtimes(p, old, old); err != nil {
-		t.Fatal(err)
-	}
+	rewriteHidden(t, dir, "a.txt", "bbbb\n")
+	writeFiles(t, dir, map[string]string{"new/n.txt": "n\n", "other.txt": "changed\n"})
 	if err := os.Remove(filepath.Join(dir, "gone.txt")); err != nil {
 		t.Fatal(err)
 	}
@@ -439,5 +416,27 @@ func TestActualAtReadsTheGivenPaths(t *testing.T) {
 	none, err := at(nil)
 	if err != nil || len(none.Files) != 0 {
 		t.Errorf("ActualAt(no paths) = %+v, %v; want no change", none, err)
+	}
+}
+
+// rewriteHidden rewrites name (at the same size) so that the repository
+// index's stat data hides the change: git compares only size and
+// whole-second mtime (core.checkStat=minimal), and the old mtime is put
+// back.
+func rewriteHidden(t *testing.T, dir, name, content string) {
+	t.Helper()
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := filepath.Join(dir, name)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "config", "core.checkStat", "minimal")
+	git(t, dir, "config", "core.trustctime", "false")
+	git(t, dir, "update-index", "--refresh") // the entry now records the old mtime
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
 	}
 }
