@@ -43,11 +43,12 @@ type entry struct {
 }
 
 // racyWindow is how recent a change time must be, when the snapshot
-// ends, for the file's content to be recorded as well. Linux stamps a
-// file with its clock as of the last tick, and ticks at least every
-// 10 ms (HZ=100): a change made after the snapshot carries a time no
-// earlier than one tick before it ended. Twice that, to be sure.
-const racyWindow = 20 * time.Millisecond
+// ends, for the file's content to be recorded as well. The kernel
+// stamps a file with its clock as of the last tick (fileClockTick: 4 ms
+// at Linux's HZ=250, 10 ms at HZ=100), so a change made after the
+// snapshot carries a time no earlier than one tick before it ended.
+// Twice that, to be sure.
+var racyWindow = 2 * fileClockTick()
 
 // Snapshot records the worktree as it is now.
 func (w *Worktree) Snapshot() (*Snapshot, error) {

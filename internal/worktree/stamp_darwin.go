@@ -3,6 +3,7 @@ package worktree
 import (
 	"io/fs"
 	"syscall"
+	"time"
 )
 
 func stampOf(fi fs.FileInfo) (stamp, bool) {
@@ -16,3 +17,6 @@ func stampOf(fi fs.FileInfo) (stamp, bool) {
 		mtime: st.Mtimespec.Nano(), ctime: st.Ctimespec.Nano(),
 	}, true
 }
+
+// fileClockTick: not known here; the longest Linux tick.
+func fileClockTick() time.Duration { return 10 * time.Millisecond }

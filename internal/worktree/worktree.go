@@ -70,14 +70,13 @@ type Worktree struct {
 }
 
 // Add creates a detached worktree at commit under the repository's
-// failpass folder, recording this process as its owner. It first removes
-// what dead runs left (a leftover that cannot be removed does not stop
-// Add; `failpass gc` reports it). Callers `defer w.Remove(ctx)`.
+// failpass folder, recording this process as its owner. Meanwhile it
+// removes what dead runs left (a leftover that cannot be removed does
+// not stop Add; `failpass gc` reports it). Callers `defer w.Remove(ctx)`.
 //
 // A commit given as a full object id is not looked up: it must name a
 // commit (a tree's id fails; a tag's id would leave HEAD at the tag).
 func Add(ctx context.Context, repo *gitx.Repo, commit string) (*Worktree, error) {
-	GC(ctx, repo)
 	sha, err := resolveCommit(ctx, repo, commit)
 	if err != nil {
 		return nil, err
@@ -99,6 +98,14 @@ func Add(ctx context.Context, repo *gitx.Repo, commit string) (*Worktree, error)
 	if err := withLock(repo, func() error { return writeOwner(ownerPath(repo, id), o) }); err != nil {
 		return nil, err
 	}
+	// What dead runs left goes while git checks this one out: a sweep
+	// leaves a live owner's worktree, this one included.
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		GC(ctx, repo)
+	}()
+	defer func() { <-swept }()
 	if err := w.populate(ctx, sha); err != nil {
 		w.Remove(ctx)
 		return nil, fmt.Errorf("worktree: add at %s: %w", sha, err)
