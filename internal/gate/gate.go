@@ -304,18 +304,23 @@ func (g *gateRun) startReading(ctx context.Context) (wait func()) {
 	}()
 	g.readDiff = func() (*patch.ChangeSet, error) { wg.Wait(); return cs, err }
 	g.listed = nil
+	stop := func() {}
 	if base := g.o.Base; base != "" {
 		if h, err := patch.ScanHeaders(g.o.Diff); err == nil {
 			l := &listing{base: base, paths: h.BasePaths()}
+			lctx, cancel := context.WithCancel(ctx)
+			stop = cancel
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				l.tree, l.err = gitpatch.BaseEntries(ctx, g.o.Repo, base, l.paths)
+				l.tree, l.err = gitpatch.BaseEntries(lctx, g.o.Repo, base, l.paths)
 			}()
 			g.listed = func() *listing { wg.Wait(); return l }
 		}
 	}
-	return wg.Wait
+	// A gate that ends before it needs the listing (a static refusal)
+	// stops it rather than wait for it.
+	return func() { stop(); wg.Wait() }
 }
 
 // A listing is the base's entries at the paths a diff's headers name,
