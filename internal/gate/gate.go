@@ -825,7 +825,8 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		ix, ixErr = gitpatch.NewBaseIndex(ctx, g.o.Repo, g.base)
 	}()
 	dropIndex := sync.OnceFunc(func() {
-		if ixMade.Wait(); ixErr == nil {
+		ixMade.Wait()
+		if ixErr == nil {
 			ix.Remove()
 		}
 	})
@@ -861,8 +862,13 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	var actual *patch.ChangeSet
 	ixMade.Wait()
 	if known && ixErr == nil {
-		actual, err = gitpatch.ActualAt(ctx, g.o.Repo, ix, wt.GitDir(), wt.Dir, changed)
-	} else {
+		// git refusing a listed path is no verdict: the whole tree is
+		// read instead.
+		if actual, err = gitpatch.ActualAt(ctx, g.o.Repo, ix, wt.GitDir(), wt.Dir, changed); err != nil && ctx.Err() == nil {
+			actual, err = nil, nil
+		}
+	}
+	if actual == nil && err == nil {
 		actual, err = gitpatch.ActualIn(ctx, g.o.Repo, wt.GitDir(), wt.Dir, g.base, true)
 	}
 	dropIndex()

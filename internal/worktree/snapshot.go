@@ -169,6 +169,12 @@ func (w *Worktree) Changed(commit string, now *Snapshot) (paths []string, ok boo
 			continue
 		}
 		n, found := now.paths[p]
+		if !found && beyondFile(now, p) {
+			// A folder made a file or symlink: the path listed for it
+			// replaces what it held (and git refuses a path beyond a
+			// symlink).
+			continue
+		}
 		if !found || n.typ != e.typ || n.st != e.st {
 			paths = append(paths, p)
 			continue
@@ -199,6 +205,16 @@ func (w *Worktree) Changed(commit string, now *Snapshot) (paths []string, ok boo
 	}
 	slices.Sort(paths)
 	return paths, true, nil
+}
+
+// beyondFile says whether a folder on p's path is, in s, no folder.
+func beyondFile(s *Snapshot, p string) bool {
+	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		if e, ok := s.paths[d]; ok && !e.typ.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // prune removes from the tree under root every path s does not have

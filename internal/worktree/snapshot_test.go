@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/failpass/failpass/internal/gitx"
 )
 
 // Restore puts back, without git, a worktree whose runs only added
@@ -98,6 +100,7 @@ func TestRestore(t *testing.T) {
 func TestRestoreComparesRecentContent(t *testing.T) {
 	ctx := context.Background()
 	repo, base := newRepo(t)
+	narrow := widenRacyWindow(t) // a loaded machine takes more than a tick to get here
 	w, err := Add(ctx, repo, base)
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +125,7 @@ func TestRestoreComparesRecentContent(t *testing.T) {
 		t.Fatalf("Restore = %t, %v; want false: the content changed", same, err)
 	}
 	// Older files are judged by their stat alone.
+	narrow()
 	time.Sleep(racyWindow + 10*time.Millisecond)
 	s, err = w.Snapshot()
 	if err != nil {
@@ -213,6 +217,7 @@ func TestChanged(t *testing.T) {
 func TestChangedComparesRecentContent(t *testing.T) {
 	ctx := context.Background()
 	repo, base := newRepo(t)
+	widenRacyWindow(t)
 	w, err := Add(ctx, repo, base)
 	if err != nil {
 		t.Fatal(err)
@@ -243,4 +248,55 @@ func TestChangedComparesRecentContent(t *testing.T) {
 	if got, ok, err := w.Changed(head, now); err != nil || ok {
 		t.Errorf("Changed after a reset to another commit = %q, %t, %v; want not known", got, ok, err)
 	}
+}
+
+// A folder replaced by a symlink (or a file) is listed as that path
+// alone: what the folder held goes with it when git adds the path, and
+// git refuses a path beyond a symlink.
+func TestChangedFolderMadeSymlink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	os.MkdirAll(filepath.Join(dir, "d", "e"), 0o755)
+	write(t, filepath.Join(dir, "d"), "x", "x\n")
+	write(t, filepath.Join(dir, "d", "e"), "y", "y\n")
+	write(t, dir, "keep.txt", "k\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "base")
+	base := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	repo, err := gitx.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Add(ctx, repo, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Remove(ctx)
+	if err := os.RemoveAll(filepath.Join(w.Dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("keep.txt", filepath.Join(w.Dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	now, err := w.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := w.Changed(base, now)
+	if err != nil || !ok || !slices.Equal(got, []string{"d"}) {
+		t.Errorf("Changed = %q, %t, %v; want [d]", got, ok, err)
+	}
+}
+
+// widenRacyWindow makes every file count as recent until the returned
+// function (or the test's end) puts the window back: a test that needs
+// a file's content recorded must not depend on how fast the machine
+// gets from the write to the snapshot.
+func widenRacyWindow(t *testing.T) (narrow func()) {
+	old := racyWindow
+	racyWindow = time.Hour
+	narrow = func() { racyWindow = old }
+	t.Cleanup(narrow)
+	return narrow
 }
