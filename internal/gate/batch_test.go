@@ -89,7 +89,9 @@ func candidates(t testing.TB, dir string) []cand {
 		// Passes on one run, fails on the next: the worktree keeps a flag
 		// file between repeats.
 		{"flaky", mkdiff(t, dir, map[string]string{"src/lib.sh": "if [ -e .flip ]; then rm .flip; answer=0; else : > .flip; answer=42; fi\n"})},
-		// Plants everything a pooled worktree must not carry over.
+		// Plants everything a pooled worktree must not carry over. Its
+		// pass run breaks: it changed src/other.sh, a file of the tree
+		// (gateRun.treeAltered); what it planted stays for the next.
 		{"planter", mkdiff(t, dir, map[string]string{"src/lib.sh": `answer=42
 : > planted.txt
 mkdir -p build && : > build/junk
@@ -152,7 +154,7 @@ func TestBatchSameAsAlone(t *testing.T) {
 	want := map[string]string{
 		"honest": "", "wrong": RulePatchPass, "deny": RuleBudgetDeny, "oracle": RuleBudgetOracle,
 		"garbage": RuleDiffParse, "stale": RuleDiffApply, "flaky": RulePatchFlaky,
-		"planter": RulePatchInvariant, "honest-after": "",
+		"planter": RulePatchPass, "honest-after": "",
 	}
 	alone := map[string]string{}
 	for _, cd := range cands {
@@ -227,7 +229,7 @@ func TestPoolPlantedStateDoesNotSurvive(t *testing.T) {
 	defer b.Close(context.Background())
 	for i := 0; i < 2; i++ {
 		v, err := b.Gate(context.Background(), opts(repo, c, base, planter, 1))
-		if err != nil || v.Failed() != RulePatchInvariant {
+		if err != nil || v.Failed() != RulePatchPass || !strings.Contains(v.Reason, "changed src/other.sh") {
 			t.Fatalf("planter: %v %v", v, err)
 		}
 		v, err = b.Gate(context.Background(), opts(repo, c, base, honest, 1))

@@ -70,6 +70,11 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if why, err := g.treeAltered(); err != nil {
+		return err
+	} else if why != "" {
+		return g.fail(RulePatchCanary, why)
+	}
 	kind := runner.Recognize(c.Pass.Cmd, c.Pass.Workdir).Kind
 	env := classify(kind, res, logPath)
 	step := Step{

@@ -264,6 +264,10 @@ type gateRun struct {
 	listed   func() *listing
 	// patched is the worktree as the diff made it, for repatch.
 	patched *worktree.Snapshot
+	// heldOutTree is patched with the held-out tests copied in, while
+	// the held-out run runs: what it must leave as it found it (see
+	// treeAltered).
+	heldOutTree *worktree.Snapshot
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
@@ -968,6 +972,29 @@ func (g *gateRun) repatch(ctx context.Context, what string) error {
 	return err
 }
 
+// treeAltered says why a patched run just ended must not count: it
+// changed a file of the tree it was given (g.patched, or heldOutTree). A
+// run that rewrites
+// source, another package's or module's, makes its tests run other code
+// than the diff's (the tree is put back before the next run, and the
+// change would never show): a library that rewrites a broken module
+// while the invariant runs would pass it. "" for a base run, or a tree
+// left as it was (files a run adds do not count).
+func (g *gateRun) treeAltered() (string, error) {
+	given := g.patched
+	if g.heldOutTree != nil {
+		given = g.heldOutTree
+	}
+	if g.candidate == nil || given == nil {
+		return "", nil
+	}
+	p, err := g.wt.Altered(given)
+	if err != nil || p == "" {
+		return "", err
+	}
+	return fmt.Sprintf("the run changed %s, a file of the patched tree: its tests did not run the tree the diff makes", p), nil
+}
+
 // runCmd is how every card command of this gate runs: in the worktree, with
 // the command's environment, timeout, the side's sandbox policy (base or
 // candidate, see enterCandidate) and the gate's session; the verdict's
@@ -1038,6 +1065,14 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if why, err := g.treeAltered(); err != nil {
+			return err
+		} else if why != "" {
+			step.Exit, step.Log = intp(res.Exit), &logPath
+			step.Status, step.Reason = StatusFail, why
+			g.add(step)
+			return g.broken(rule, why)
 		}
 		env := classify(kind, res, logPath)
 		step.DurationMS += res.Duration.Milliseconds()

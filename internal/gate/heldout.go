@@ -63,6 +63,12 @@ func (g *gateRun) heldOutRule(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The held-out run must leave the held-out tests as it found them
+	// too.
+	if g.heldOutTree, err = g.wt.Snapshot(); err != nil {
+		return err
+	}
+	defer func() { g.heldOutTree = nil }()
 	g.v.HeldOut = HeldOutRan
 	return g.runRule(ctx, RulePatchHeldOut, "patch-held-out", h.Command(paths), RulePatchFlaky)
 }

@@ -207,6 +207,38 @@ func (w *Worktree) Changed(commit string, now *Snapshot) (paths []string, ok boo
 	return paths, true, nil
 }
 
+// Altered returns the first path (in order) that s recorded and the
+// worktree no longer holds as recorded: a file or symlink rewritten,
+// chmodded, removed or turned into another kind of file, a folder
+// removed. "" when every recorded path is as it was; what was added
+// does not count. The .git file is left to Restore.
+func (w *Worktree) Altered(s *Snapshot) (string, error) {
+	root, err := os.OpenRoot(w.Dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	paths := make([]string, 0, len(s.paths))
+	for p := range s.paths {
+		if p != ".git" {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		e := s.paths[p]
+		fi, err := root.Lstat(p)
+		if err != nil {
+			return p, nil
+		}
+		d := fs.FileInfoToDirEntry(fi)
+		if d.Type() != e.typ || (!d.IsDir() && !unchanged(root, p, d, e)) {
+			return p, nil
+		}
+	}
+	return "", nil
+}
+
 // beyondFile says whether a folder on p's path is, in s, no folder.
 func beyondFile(s *Snapshot, p string) bool {
 	for d := path.Dir(p); d != "."; d = path.Dir(d) {
