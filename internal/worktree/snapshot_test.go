@@ -300,3 +300,41 @@ func widenRacyWindow(t *testing.T) (narrow func()) {
 	t.Cleanup(narrow)
 	return narrow
 }
+
+// Altered names the first recorded path that is no longer as recorded;
+// files added since do not count.
+func TestAltered(t *testing.T) {
+	ctx := context.Background()
+	repo, base := newRepo(t)
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, w *Worktree)
+		want string
+	}{
+		{"nothing", func(*testing.T, *Worktree) {}, ""},
+		{"files added", func(t *testing.T, w *Worktree) {
+			write(t, w.Dir, "new.txt", "x\n")
+			write(t, w.Dir, "junk.log", "ignored\n")
+		}, ""},
+		{"rewritten at the same size, mtime put back", func(t *testing.T, w *Worktree) {
+			p := filepath.Join(w.Dir, "a.txt")
+			fi, _ := os.Stat(p)
+			write(t, w.Dir, "a.txt", "BASE\n")
+			os.Chtimes(p, fi.ModTime(), fi.ModTime())
+		}, "a.txt"},
+		{"chmod", func(t *testing.T, w *Worktree) { os.Chmod(filepath.Join(w.Dir, ".gitignore"), 0o755) }, ".gitignore"},
+		{"deleted", func(t *testing.T, w *Worktree) { os.Remove(filepath.Join(w.Dir, "a.txt")) }, "a.txt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Add(ctx, repo, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Remove(ctx)
+			tc.run(t, w)
+			if got, err := w.Altered(w.checkout); err != nil || got != tc.want {
+				t.Errorf("Altered = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
