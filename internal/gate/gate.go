@@ -974,12 +974,12 @@ func (g *gateRun) repatch(ctx context.Context, what string) error {
 
 // treeAltered says why a patched run just ended must not count: it
 // changed a file of the tree it was given (g.patched, or heldOutTree). A
-// run that rewrites
-// source, another package's or module's, makes its tests run other code
-// than the diff's (the tree is put back before the next run, and the
-// change would never show): a library that rewrites a broken module
-// while the invariant runs would pass it. "" for a base run, or a tree
-// left as it was (files a run adds do not count).
+// run that rewrites source, another package's or module's, makes its
+// tests run other code than the diff's (the tree is put back before the
+// next run, and the change would never show): a library that rewrites a
+// broken module while the invariant runs would pass it. "" for a base
+// run, or a tree left as it was. Files a run adds do not count, so a
+// file added to shadow a module still gets through (docs/sandbox.md).
 func (g *gateRun) treeAltered() (string, error) {
 	given := g.patched
 	if g.heldOutTree != nil {

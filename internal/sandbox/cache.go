@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/failpass/failpass/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/failpass/failpass/internal/atomicfile"
+	"github.com/failpass/failpass/internal/scratch"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 )
@@ -243,8 +245,7 @@ func (c *CandidateCache) Close() error {
 		return nil
 	}
 	c.closed = true
-	makeWritable(c.Dir)
-	err := os.RemoveAll(c.Dir)
+	err := scratch.RemoveAll(c.Dir)
 	if c.shared != nil {
 		c.shared.Close()
 	}
@@ -267,8 +268,7 @@ func RemoveBuildCache(dir string) (removed bool, err error) {
 		return false, nil
 	}
 	defer unlock()
-	makeWritable(dir)
-	if err := os.RemoveAll(dir); err != nil {
+	if err := scratch.RemoveAll(dir); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -299,8 +299,7 @@ func RemoveOldCaches(commonDir string) ([]string, error) {
 			continue
 		}
 		p := filepath.Join(root, e.Name())
-		makeWritable(p)
-		if err := os.RemoveAll(p); err != nil {
+		if err := scratch.RemoveAll(p); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -328,8 +327,7 @@ func RemoveOldCaches(commonDir string) ([]string, error) {
 		if !ok {
 			continue // its candidate still runs
 		}
-		makeWritable(p)
-		err := os.RemoveAll(p)
+		err := scratch.RemoveAll(p)
 		os.Remove(p + ".lock")
 		unlock()
 		if err != nil {
@@ -339,16 +337,6 @@ func RemoveOldCaches(commonDir string) ([]string, error) {
 		removed = append(removed, p)
 	}
 	return removed, errors.Join(errs...)
-}
-
-// makeWritable lets RemoveAll delete what a command left read-only.
-func makeWritable(dir string) {
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
 }
 
 func exists(p string) bool {

@@ -55,6 +55,7 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 	}
 	home := filepath.Join(pr.scratch.Path, "home")
 	if err := makeHome(home); err != nil {
+		pr.scratch.Remove()
 		return nil, fmt.Errorf("sandbox: private home: %w", err)
 	}
 	hostHome := ""

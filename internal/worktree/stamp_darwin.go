@@ -3,7 +3,6 @@ package worktree
 import (
 	"io/fs"
 	"syscall"
-	"time"
 )
 
 func stampOf(fi fs.FileInfo) (stamp, bool) {
@@ -17,6 +16,3 @@ func stampOf(fi fs.FileInfo) (stamp, bool) {
 		mtime: st.Mtimespec.Nano(), ctime: st.Ctimespec.Nano(),
 	}, true
 }
-
-// fileClockTick: not known here; the longest Linux tick.
-func fileClockTick() time.Duration { return 10 * time.Millisecond }

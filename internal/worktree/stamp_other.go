@@ -2,13 +2,7 @@
 
 package worktree
 
-import (
-	"io/fs"
-	"time"
-)
+import "io/fs"
 
 // stampOf: no change time here, so Restore always leaves the reset to git.
 func stampOf(fs.FileInfo) (stamp, bool) { return stamp{}, false }
-
-// fileClockTick: not known here; the longest Linux tick.
-func fileClockTick() time.Duration { return 10 * time.Millisecond }
