@@ -237,22 +237,29 @@ func checkOracle(cs *patch.ChangeSet, oracle []string) *Finding {
 	return nil
 }
 
-func checkHarness(cs *patch.ChangeSet, allow []string, inputs map[string]string) *Finding {
-	if len(inputs) == 0 {
-		return nil
-	}
+// HarnessAllowed returns whether a card's budget.allow_harness globs,
+// which its parser checked, name a path.
+func HarnessAllowed(allow []string) func(p string) bool {
 	var pats []*pathglob.Pattern
 	for _, g := range allow {
 		if p, err := pathglob.Compile(g); err == nil {
 			pats = append(pats, p)
 		}
 	}
+	return func(p string) bool {
+		_, ok := pathglob.MatchAny(pats, p)
+		return ok
+	}
+}
+
+func checkHarness(cs *patch.ChangeSet, allow []string, inputs map[string]string) *Finding {
+	if len(inputs) == 0 {
+		return nil
+	}
+	allowed := HarnessAllowed(allow)
 	for _, p := range cs.Paths() {
 		why, ok := inputs[p]
-		if !ok {
-			continue
-		}
-		if _, allowed := pathglob.MatchAny(pats, p); allowed {
+		if !ok || allowed(p) {
 			continue
 		}
 		return &Finding{Rule: RuleHarness, Path: p, Reason: fmt.Sprintf("%s: %s; a diff may not change the test runner's inputs (a card allows a path with budget.allow_harness)", p, why)}

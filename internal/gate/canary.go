@@ -70,7 +70,7 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if why, err := g.treeAltered(); err != nil {
+	if why, err := g.treeAltered(c.Pass, plan.File); err != nil {
 		return err
 	} else if why != "" {
 		return g.fail(RulePatchCanary, why)

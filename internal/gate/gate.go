@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -972,15 +973,19 @@ func (g *gateRun) repatch(ctx context.Context, what string) error {
 	return err
 }
 
-// treeAltered says why a patched run just ended must not count: it
-// changed a file of the tree it was given (g.patched, or heldOutTree). A
-// run that rewrites source, another package's or module's, makes its
-// tests run other code than the diff's (the tree is put back before the
-// next run, and the change would never show): a library that rewrites a
-// broken module while the invariant runs would pass it. "" for a base
-// run, or a tree left as it was. Files a run adds do not count, so a
-// file added to shadow a module still gets through (docs/sandbox.md).
-func (g *gateRun) treeAltered() (string, error) {
+// treeAltered says why a patched run of cmd that just ended must not
+// count: it changed a file of the tree it was given (g.patched, or
+// heldOutTree), or added one a test runner may load as code
+// (runner.Loadable). A run that rewrites source, another package's or
+// module's, makes its tests run other code than the diff's (the tree is
+// put back before the next run, and the change would never show): a
+// library that rewrites a broken module while the invariant runs would
+// pass it. Adding is the same move: a package folder beside a broken
+// module, or a bytecode file for it, is imported in its place. What the
+// runner itself writes there (cargo's target folder), what the card
+// allows (budget.allow_harness) and planted (the canary's test file) do
+// not count. "" for a base run, or a tree left as it was.
+func (g *gateRun) treeAltered(cmd card.Command, planted string) (string, error) {
 	given := g.patched
 	if g.heldOutTree != nil {
 		given = g.heldOutTree
@@ -988,11 +993,22 @@ func (g *gateRun) treeAltered() (string, error) {
 	if g.candidate == nil || given == nil {
 		return "", nil
 	}
-	p, err := g.wt.Altered(given)
-	if err != nil || p == "" {
+	kind := runner.Recognize(cmd.Cmd, cmd.Workdir).Kind
+	allowed := budget.HarnessAllowed(g.o.Card.Budget.AllowHarness)
+	notice := func(p string, d fs.DirEntry) bool {
+		if p == planted || kind.Writes(p, d.IsDir()) || allowed(p) {
+			return false
+		}
+		return d.IsDir() || d.Type()&fs.ModeSymlink != 0 || runner.Loadable(p)
+	}
+	c, ok, err := g.wt.Altered(given, notice)
+	if err != nil || !ok {
 		return "", err
 	}
-	return fmt.Sprintf("the run changed %s, a file of the patched tree: its tests did not run the tree the diff makes", p), nil
+	if c.Added {
+		return fmt.Sprintf("the run added %s, which a test runner may load as code: its tests may have run it in place of the tree the diff makes", c.Path), nil
+	}
+	return fmt.Sprintf("the run changed %s, a file of the patched tree: its tests did not run the tree the diff makes", c.Path), nil
 }
 
 // runCmd is how every card command of this gate runs: in the worktree, with
@@ -1066,7 +1082,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if why, err := g.treeAltered(); err != nil {
+		if why, err := g.treeAltered(cmd, ""); err != nil {
 			return err
 		} else if why != "" {
 			step.Exit, step.Log = intp(res.Exit), &logPath

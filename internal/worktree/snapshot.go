@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -207,36 +208,97 @@ func (w *Worktree) Changed(commit string, now *Snapshot) (paths []string, ok boo
 	return paths, true, nil
 }
 
-// Altered returns the first path (in order) that s recorded and the
-// worktree no longer holds as recorded: a file or symlink rewritten,
-// chmodded, removed or turned into another kind of file, a folder
-// removed. "" when every recorded path is as it was; what was added
-// does not count. The .git file is left to Restore.
-func (w *Worktree) Altered(s *Snapshot) (string, error) {
+// A Change is how the worktree, at one path, differs from a snapshot.
+type Change struct {
+	Path string
+	// Added says Path is new: the snapshot has nothing there (or
+	// nothing of that kind). Otherwise a recorded path was rewritten,
+	// chmodded, removed or turned into another kind of file.
+	Added bool
+}
+
+// Altered returns the first change to the worktree since s: every
+// change to a path s recorded counts, and an added path counts when
+// notice says so. notice is asked of every added file and symlink, and
+// of every added folder, which it enters only when notice says so (its
+// entries are all added too). ok is false when nothing counts. The .git
+// file is left to Restore. Like prune, it reads through an os.Root: a
+// symlink planted by a command never leads it outside the tree.
+func (w *Worktree) Altered(s *Snapshot, notice func(p string, d fs.DirEntry) bool) (c Change, ok bool, err error) {
 	root, err := os.OpenRoot(w.Dir)
 	if err != nil {
-		return "", err
+		return Change{}, false, err
 	}
 	defer root.Close()
+	seen := 0
+	var walk func(rel string, added bool) error
+	walk = func(rel string, added bool) error {
+		f, err := root.Open(rel)
+		if err != nil {
+			return err
+		}
+		ents, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, d := range ents {
+			p := path.Join(rel, d.Name())
+			if p == ".git" {
+				continue
+			}
+			e, recorded := s.paths[p]
+			switch {
+			case !added && recorded && e.typ == d.Type():
+				seen++
+				if !d.IsDir() {
+					if !unchanged(root, p, d, e) {
+						c, ok = Change{Path: p}, true
+						return nil
+					}
+					continue
+				}
+				if err := walk(p, false); err != nil || ok {
+					return err
+				}
+			case !added && recorded:
+				c, ok = Change{Path: p}, true // another kind of file now
+				return nil
+			case notice == nil || !notice(p, d):
+			case d.IsDir():
+				if err := walk(p, true); err != nil || ok {
+					return err
+				}
+			default:
+				c, ok = Change{Path: p, Added: true}, true
+				return nil
+			}
+		}
+		return nil
+	}
+	if err := walk(".", false); err != nil || ok {
+		return c, ok, err
+	}
+	want := len(s.paths)
+	if _, found := s.paths[".git"]; found {
+		want--
+	}
+	if seen == want {
+		return Change{}, false, nil
+	}
+	// A recorded path is gone: name the first.
 	paths := make([]string, 0, len(s.paths))
 	for p := range s.paths {
-		if p != ".git" {
-			paths = append(paths, p)
-		}
+		paths = append(paths, p)
 	}
 	slices.Sort(paths)
 	for _, p := range paths {
-		e := s.paths[p]
-		fi, err := root.Lstat(p)
-		if err != nil {
-			return p, nil
-		}
-		d := fs.FileInfoToDirEntry(fi)
-		if d.Type() != e.typ || (!d.IsDir() && !unchanged(root, p, d, e)) {
-			return p, nil
+		if _, err := root.Lstat(p); err != nil && p != ".git" {
+			return Change{Path: p}, true, nil
 		}
 	}
-	return "", nil
+	return Change{}, false, nil
 }
 
 // beyondFile says whether a folder on p's path is, in s, no folder.

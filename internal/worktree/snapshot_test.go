@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -306,24 +307,44 @@ func widenRacyWindow(t *testing.T) (narrow func()) {
 func TestAltered(t *testing.T) {
 	ctx := context.Background()
 	repo, base := newRepo(t)
+	// Added Python files count, and folders are entered, but for skip/.
+	notice := func(p string, d fs.DirEntry) bool {
+		if d.IsDir() {
+			return p != "skip"
+		}
+		return strings.HasSuffix(p, ".py")
+	}
 	for _, tc := range []struct {
 		name string
 		run  func(t *testing.T, w *Worktree)
-		want string
+		want Change // zero: nothing counts
 	}{
-		{"nothing", func(*testing.T, *Worktree) {}, ""},
+		{"nothing", func(*testing.T, *Worktree) {}, Change{}},
 		{"files added", func(t *testing.T, w *Worktree) {
 			write(t, w.Dir, "new.txt", "x\n")
 			write(t, w.Dir, "junk.log", "ignored\n")
-		}, ""},
+			write(t, w.Dir, "skip/x.py", "ignored\n")
+		}, Change{}},
+		{"module added in a new folder", func(t *testing.T, w *Worktree) {
+			write(t, w.Dir, "new.txt", "x\n")
+			write(t, w.Dir, "pkg/b/__init__.py", "fixed = True\n")
+		}, Change{Path: "pkg/b/__init__.py", Added: true}},
+		{"added, then removed", func(t *testing.T, w *Worktree) {
+			write(t, w.Dir, "b.py", "x\n")
+			os.Remove(filepath.Join(w.Dir, "b.py"))
+		}, Change{}},
 		{"rewritten at the same size, mtime put back", func(t *testing.T, w *Worktree) {
 			p := filepath.Join(w.Dir, "a.txt")
 			fi, _ := os.Stat(p)
 			write(t, w.Dir, "a.txt", "BASE\n")
 			os.Chtimes(p, fi.ModTime(), fi.ModTime())
-		}, "a.txt"},
-		{"chmod", func(t *testing.T, w *Worktree) { os.Chmod(filepath.Join(w.Dir, ".gitignore"), 0o755) }, ".gitignore"},
-		{"deleted", func(t *testing.T, w *Worktree) { os.Remove(filepath.Join(w.Dir, "a.txt")) }, "a.txt"},
+		}, Change{Path: "a.txt"}},
+		{"chmod", func(t *testing.T, w *Worktree) { os.Chmod(filepath.Join(w.Dir, ".gitignore"), 0o755) }, Change{Path: ".gitignore"}},
+		{"deleted", func(t *testing.T, w *Worktree) { os.Remove(filepath.Join(w.Dir, "a.txt")) }, Change{Path: "a.txt"}},
+		{"file made a folder", func(t *testing.T, w *Worktree) {
+			os.Remove(filepath.Join(w.Dir, "a.txt"))
+			write(t, w.Dir, "a.txt/x", "x\n")
+		}, Change{Path: "a.txt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, err := Add(ctx, repo, base)
@@ -332,8 +353,9 @@ func TestAltered(t *testing.T) {
 			}
 			defer w.Remove(ctx)
 			tc.run(t, w)
-			if got, err := w.Altered(w.checkout); err != nil || got != tc.want {
-				t.Errorf("Altered = %q, %v; want %q", got, err, tc.want)
+			got, ok, err := w.Altered(w.checkout, notice)
+			if err != nil || got != tc.want || ok != (tc.want != Change{}) {
+				t.Errorf("Altered = %+v, %v, %v; want %+v", got, ok, err, tc.want)
 			}
 		})
 	}
