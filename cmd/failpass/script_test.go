@@ -3,16 +3,19 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/failpass/failpass/internal/cli"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // TestMain lets the test binary double as the failpass command inside
@@ -30,6 +33,7 @@ func TestScript(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Setup:               setupScript,
+		Condition:           scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkrepo":    cmdMkrepo,
 			"snapshot":  cmdSnapshot,
@@ -39,6 +43,15 @@ func TestScript(t *testing.T) {
 			"xmlok":     cmdXMLOK,
 		},
 	})
+}
+
+// scriptCondition knows [landlock]: the sandbox applies Landlock here,
+// so a candidate's test binaries each run in a domain of their own.
+func scriptCondition(cond string) (bool, error) {
+	if cond == "landlock" {
+		return slices.Contains(sandbox.Probe().Features, string(sandbox.FeatLandlock)), nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // setupScript gives every script a private HOME and a git identity, and no

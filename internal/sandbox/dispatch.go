@@ -1,6 +1,9 @@
 package sandbox
 
-import "os"
+import (
+	"os"
+	"path/filepath"
+)
 
 // A process started as `failpass __sandbox-exec CONFIG` is the helper, and
 // it becomes the helper here, in this package's init, rather than in main.
@@ -11,8 +14,15 @@ import "os"
 // is most of the start-up cost the sandbox adds per command. Any binary
 // that links this package (failpass, and the test binaries of the
 // packages that launch helpers) answers as the helper the same way.
+//
+// A process started with testExecVar set and an absolute path first is
+// the test-binary wrapper go runs a candidate's test binaries through
+// (testExec), here for the same reason.
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == HelperArg {
 		os.Exit(Main(os.Args[2:]))
+	}
+	if root, ok := os.LookupEnv(testExecVar); ok && len(os.Args) > 1 && filepath.IsAbs(os.Args[1]) {
+		os.Exit(testExec(root, os.Args[1:]))
 	}
 }

@@ -18,6 +18,10 @@ type envLayout struct {
 	Deps     string // the card's dependency folder (Policy.Deps); "" when none
 	Prepare  bool   // the card's prepare command: Go may fetch modules
 	HostHome string // the user's HOME, to find toolchains (~/.cargo, ~/go/pkg/mod)
+	// TestExec is the failpass binary a candidate command's go runs each
+	// test binary through, in a Landlock domain of its own (testExec);
+	// "" for none.
+	TestExec string
 }
 
 // defaultPath is execvp's PATH when none is set.
@@ -128,6 +132,9 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 		} else {
 			set("PYTHONPATH", py)
 		}
+	}
+	if l.TestExec != "" {
+		testExecEnv(get, set, l.TestExec, l.Root)
 	}
 	// Python bytecode is never shared between runs: nothing is written,
 	// and no prefix folder a command could plant a .pyc in is read. A

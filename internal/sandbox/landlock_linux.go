@@ -74,6 +74,10 @@ type landlockRules struct {
 	read    []string // read and execute: folders or files
 	write   []string // read, execute and change anything below
 	devices []string // read, write and ioctl on these device files
+	// writesOnly restricts writing alone: what may be read and run
+	// stays as the domain above allows (a domain beneath the command's,
+	// see testExec).
+	writesOnly bool
 }
 
 // restrictThread confines the calling thread (and every process it
@@ -88,6 +92,9 @@ func restrictThread(rules landlockRules) error {
 		return fmt.Errorf("landlock ABI %d is older than %d", abi, minLandlockABI)
 	}
 	handled := handledFS(abi)
+	if rules.writesOnly {
+		handled &= llWrite
+	}
 	// The first three fields are all failpass sets; the kernel takes a
 	// shorter structure from older callers.
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled, Scoped: scopes(abi)}

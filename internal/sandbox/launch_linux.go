@@ -409,8 +409,17 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	if hostHome == "" {
 		hostHome, _ = os.UserHomeDir()
 	}
+	testExec := ""
+	if p.Candidate != nil && c.landlock {
+		// Candidate code: each of its test binaries in a domain of its
+		// own, which cannot write go's work folder or the build cache
+		// that the command's other test binaries come from.
+		if testExec = selfExe(); testExec != "" {
+			pr.readable = append(pr.readable, testExec)
+		}
+	}
 	pr.Env = buildEnv(base, envLayout{Root: realRoot, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir,
-		Deps: pr.policy.Deps, Prepare: p.PrepareCmd, HostHome: hostHome},
+		Deps: pr.policy.Deps, Prepare: p.PrepareCmd, HostHome: hostHome, TestExec: testExec},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
 
 	pr.writable = []string{realRoot}
@@ -550,6 +559,18 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	l.ExtraFiles = []*os.File{pr.statusW, pr.config}
 	return l, nil
 }
+
+// selfExe is the running failpass binary's path, "" when unknown.
+var selfExe = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return ""
+	}
+	return exe
+})
 
 // helperConfig is the helper's configuration for c.
 func (pr *Prepared) helperConfig(c Command) helperConfig {

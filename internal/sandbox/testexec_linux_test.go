@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTestExecEnv(t *testing.T) {
+	l := envLayout{Root: "/wt", Tmp: "/tmp", Home: "/tmp/home", CacheDir: "/c/card", TestExec: "/usr/bin/failpass"}
+	m := envMap(buildEnv([]string{"GOFLAGS=-mod=mod -exec=/planted"}, l, func(string) bool { return false }))
+	// The card's own flags stay; the wrapper's -exec comes last, and wins.
+	if got, want := m["GOFLAGS"], "-mod=mod -exec=/planted -exec=/usr/bin/failpass"; got != want {
+		t.Errorf("GOFLAGS = %q, want %q", got, want)
+	}
+	if got := m[testExecVar]; got != "/wt" {
+		t.Errorf("%s = %q, want /wt", testExecVar, got)
+	}
+	// GOFLAGS cannot quote a space: no wrapper rather than a broken go.
+	l.TestExec = "/opt/my tools/failpass"
+	m = envMap(buildEnv(nil, l, func(string) bool { return false }))
+	if _, ok := m[testExecVar]; ok || m["GOFLAGS"] != "" {
+		t.Errorf("with a space in the path: GOFLAGS %q, %s set %v; want neither", m["GOFLAGS"], testExecVar, ok)
+	}
+	l.TestExec = ""
+	if m := envMap(buildEnv(nil, l, func(string) bool { return false })); m["GOFLAGS"] != "" {
+		t.Errorf("without the wrapper: GOFLAGS = %q", m["GOFLAGS"])
+	}
+}
+
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// TestTestExecDomain runs a program through the wrapper as go would (this
+// test binary answers as failpass does, see dispatch.go): it may write
+// the worktree, its own TMPDIR and HOME and the folder it lives in, and
+// nothing else: not a sibling folder in go's work folder, not the build
+// cache, not the TMPDIR it was started with.
+func TestTestExecDomain(t *testing.T) {
+	if abi, err := landlockABI(); err != nil || abi < minLandlockABI {
+		t.Skip("needs Landlock")
+	}
+	dir := t.TempDir()
+	root, work, cache, tmp := filepath.Join(dir, "wt"), filepath.Join(dir, "work"), filepath.Join(dir, "cache"), filepath.Join(dir, "tmp")
+	for _, d := range []string{root, filepath.Join(work, "b001"), filepath.Join(work, "b002"), cache, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prog := filepath.Join(work, "b001", "a.test")
+	script := `#!/bin/sh
+try() { if (echo x > "$1") 2>/dev/null; then echo "wrote $2"; else echo "denied $2"; fi; }
+try "$ROOTDIR/f" worktree
+try "$TMPDIR/f" tmpdir
+try "$HOME/f" home
+try "$(dirname "$0")/testlog.txt" own
+try "$WORKDIR/b002/b.test" sibling
+try "$GOCACHE_WAS/x-d" cache
+try "$TMPDIR_WAS/f" old-tmpdir
+echo "tmp $TMPDIR"
+`
+	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], prog, "-test.paniconexit0")
+	cmd.Env = append(os.Environ(), testExecVar+"="+root, "TMPDIR="+tmp, "GOCACHE="+cache,
+		"ROOTDIR="+root, "WORKDIR="+work, "GOCACHE_WAS="+cache, "TMPDIR_WAS="+tmp)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("wrapper: %v\n%s", err, out)
+	}
+	for _, want := range []string{"wrote worktree", "wrote tmpdir", "wrote home", "wrote own",
+		"denied sibling", "denied cache", "denied old-tmpdir"} {
+		if !strings.Contains(string(out), want+"\n") {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(string(out), "tmp "+tmp+"/failpass-test-") {
+		t.Errorf("TMPDIR is not a folder of its own under the one it was given:\n%s", out)
+	}
+}
