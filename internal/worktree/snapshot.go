@@ -234,11 +234,17 @@ func (w *Worktree) Altered(s *Snapshot, notice func(p string, d fs.DirEntry) boo
 	var walk func(rel string, added bool) error
 	walk = func(rel string, added bool) error {
 		f, err := root.Open(rel)
-		if err != nil {
-			return err
+		var ents []fs.DirEntry
+		if err == nil {
+			ents, err = f.ReadDir(-1)
+			f.Close()
 		}
-		ents, err := f.ReadDir(-1)
-		f.Close()
+		if err != nil && rel != "." {
+			// A folder the run made unreadable (chmod 000) hides what
+			// it holds: that is a change in itself.
+			c, ok = Change{Path: rel, Added: added}, true
+			return nil
+		}
 		if err != nil {
 			return err
 		}

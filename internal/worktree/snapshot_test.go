@@ -304,6 +304,16 @@ func widenRacyWindow(t *testing.T) (narrow func()) {
 
 // Altered names the first recorded path that is no longer as recorded;
 // files added since do not count.
+// hidden is what Altered reports of a module added in a folder made
+// unreadable: the folder itself, which hides what it holds, or, for root,
+// whom no mode keeps out, the module.
+func hidden() Change {
+	if os.Geteuid() == 0 {
+		return Change{Path: "hid/x.py", Added: true}
+	}
+	return Change{Path: "hid", Added: true}
+}
+
 func TestAltered(t *testing.T) {
 	ctx := context.Background()
 	repo, base := newRepo(t)
@@ -341,6 +351,11 @@ func TestAltered(t *testing.T) {
 		}, Change{Path: "a.txt"}},
 		{"chmod", func(t *testing.T, w *Worktree) { os.Chmod(filepath.Join(w.Dir, ".gitignore"), 0o755) }, Change{Path: ".gitignore"}},
 		{"deleted", func(t *testing.T, w *Worktree) { os.Remove(filepath.Join(w.Dir, "a.txt")) }, Change{Path: "a.txt"}},
+		{"module added in a folder made unreadable", func(t *testing.T, w *Worktree) {
+			write(t, w.Dir, "hid/x.py", "x\n")
+			os.Chmod(filepath.Join(w.Dir, "hid"), 0)
+			t.Cleanup(func() { os.Chmod(filepath.Join(w.Dir, "hid"), 0o755) })
+		}, hidden()},
 		{"file made a folder", func(t *testing.T, w *Worktree) {
 			os.Remove(filepath.Join(w.Dir, "a.txt"))
 			write(t, w.Dir, "a.txt/x", "x\n")
