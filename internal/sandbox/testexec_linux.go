@@ -32,14 +32,15 @@ func testExecEnv(get func(string) string, set func(k, v string), exe, root strin
 // testExec runs one test binary, argv[0] with its arguments, for go:
 // in a Landlock domain of its own beneath the command's, which may
 // write the worktree, a temporary folder of its own (its TMPDIR and
-// HOME, and the build cache of a go command it starts) and the folder
-// go linked it in (its test log and coverage land there), and nothing
-// else. Go's work folder holds the other packages' test binaries, which
-// go runs later, and the build cache holds what go links them from: a
-// test binary that could write either could put its own code in place
-// of another package's tests, and every process it starts (a watcher
-// that outlives it) stays in its domain. Where the domain cannot be
-// made the binary does not run: go reports the package failed.
+// HOME, and the build cache of a go command it starts), the folder go
+// linked it in (its test log and coverage land there) and /dev/shm,
+// and nothing else. Go's work folder holds the other packages' test
+// binaries, which go runs later, and the build cache holds what go
+// links them from: a test binary that could write either could put its
+// own code in place of another package's tests, and every process it
+// starts (a watcher that outlives it) stays in its domain. Where the
+// domain cannot be made the binary does not run: go reports the
+// package failed.
 func testExec(root string, argv []string) int {
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "failpass: test binary %s: %v\n", argv[0], err)
@@ -69,7 +70,9 @@ func testExec(root string, argv []string) int {
 	for k, v := range own {
 		env = append(env, k+"="+v)
 	}
-	rules := landlockRules{write: []string{root, tmp, filepath.Dir(argv[0])}, devices: landlockDevices, writesOnly: true}
+	// /dev/shm as the command may write it (its private one, inside a
+	// mount namespace): POSIX shared memory and semaphores live there.
+	rules := landlockRules{write: []string{root, tmp, filepath.Dir(argv[0]), "/dev/shm"}, devices: landlockDevices, writesOnly: true}
 	if err := restrictThread(rules); err != nil {
 		return fail(err)
 	}
