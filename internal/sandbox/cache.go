@@ -202,7 +202,7 @@ func OpenCandidateCache(commonDir, lower string) (*CandidateCache, error) {
 	if c.owner, err = lockedfile.Create(c.Dir + ".lock"); err != nil {
 		return nil, fmt.Errorf("sandbox: candidate cache: %w", err)
 	}
-	for _, d := range []string{c.Dir, c.upper(), c.work(), c.cold()} {
+	for _, d := range []string{c.Dir, c.upper(), c.work(), c.cold(), c.goWork()} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("sandbox: candidate cache: %w", err)
@@ -232,6 +232,11 @@ func OpenCandidateCache(commonDir, lower string) (*CandidateCache, error) {
 func (c *CandidateCache) upper() string { return filepath.Join(c.Dir, "upper") }
 func (c *CandidateCache) work() string  { return filepath.Join(c.Dir, "work") }
 func (c *CandidateCache) cold() string  { return filepath.Join(c.Dir, "cold") }
+
+// goWork is where go keeps its work folder (GOTMPDIR) in the
+// candidate's runs: outside every folder a test binary may write (see
+// testExec), as the test binaries go links there are.
+func (c *CandidateCache) goWork() string { return filepath.Join(c.Dir, "gowork") }
 
 // Cold is the private cold cache folder: what a command without a mount
 // namespace (and the uncontained patched runs of --sandbox=off) use as

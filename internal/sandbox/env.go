@@ -20,8 +20,9 @@ type envLayout struct {
 	HostHome string // the user's HOME, to find toolchains (~/.cargo, ~/go/pkg/mod)
 	// TestExec is the failpass binary a candidate command's go runs each
 	// test binary through, in a Landlock domain of its own (testExec);
-	// "" for none.
-	TestExec string
+	// "" for none. GoWork is go's work folder then (GOTMPDIR), outside
+	// Tmp, which the test binaries may write.
+	TestExec, GoWork string
 }
 
 // defaultPath is execvp's PATH when none is set.
@@ -134,7 +135,7 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 		}
 	}
 	if l.TestExec != "" {
-		testExecEnv(get, set, l.TestExec, l.Root)
+		testExecEnv(get, set, l.TestExec, l.Root, l.GoWork)
 	}
 	// Python bytecode is never shared between runs: nothing is written,
 	// and no prefix folder a command could plant a .pyc in is read. A

@@ -409,22 +409,26 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	if hostHome == "" {
 		hostHome, _ = os.UserHomeDir()
 	}
-	testExec := ""
+	testExec, goWork := "", ""
 	if p.Candidate != nil && c.landlock {
 		// Candidate code: each of its test binaries in a domain of its
 		// own, which cannot write go's work folder or the build cache
 		// that the command's other test binaries come from.
 		if testExec = selfExe(); testExec != "" {
+			goWork = p.Candidate.goWork()
 			pr.readable = append(pr.readable, testExec)
 		}
 	}
 	pr.Env = buildEnv(base, envLayout{Root: realRoot, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir,
-		Deps: pr.policy.Deps, Prepare: p.PrepareCmd, HostHome: hostHome, TestExec: testExec},
+		Deps: pr.policy.Deps, Prepare: p.PrepareCmd, HostHome: hostHome, TestExec: testExec, GoWork: goWork},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
 
 	pr.writable = []string{realRoot}
 	if pr.policy.CacheDir != "" {
 		pr.writable = append(pr.writable, pr.policy.CacheDir)
+	}
+	if goWork != "" {
+		pr.writable = append(pr.writable, goWork)
 	}
 	switch {
 	case pr.policy.Deps != "" && p.PrepareCmd:

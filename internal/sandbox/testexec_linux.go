@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -16,38 +17,45 @@ import (
 // set and an absolute path first is that wrapper (see dispatch.go).
 const testExecVar = "FAILPASS_TEST_EXEC"
 
-// testExecEnv adds the wrapper to a command's environment m: exe is the
-// failpass binary, root the worktree. GOFLAGS cannot quote a space, so
-// an exe path with one gets no wrapper (ok false).
-func testExecEnv(get func(string) string, set func(k, v string), exe, root string) (ok bool) {
-	if exe == "" || strings.ContainsAny(exe, " \t\n\r") {
+// testExecEnv adds the wrapper to a command's environment: exe is the
+// failpass binary, root the worktree, goWork go's work folder
+// (GOTMPDIR), which must lie outside every folder testExec lets a test
+// binary write. GOFLAGS cannot quote a space, so an exe path with one
+// gets no wrapper (ok false).
+func testExecEnv(get func(string) string, set func(k, v string), exe, root, goWork string) (ok bool) {
+	if exe == "" || goWork == "" || strings.ContainsAny(exe, " \t\n\r") {
 		return false
 	}
 	flags := strings.TrimSpace(get("GOFLAGS") + " -exec=" + exe) // the last -exec wins
 	set("GOFLAGS", flags)
+	set("GOTMPDIR", goWork)
 	set(testExecVar, root)
 	return true
 }
 
 // testExec runs one test binary, argv[0] with its arguments, for go:
 // in a Landlock domain of its own beneath the command's, which may
-// write the worktree, a temporary folder of its own (its TMPDIR and
-// HOME, and the build cache of a go command it starts), the folder go
-// linked it in (its test log and coverage land there) and /dev/shm,
-// and nothing else. Go's work folder holds the other packages' test
-// binaries, which go runs later, and the build cache holds what go
-// links them from: a test binary that could write either could put its
-// own code in place of another package's tests, and every process it
-// starts (a watcher that outlives it) stays in its domain. Where the
-// domain cannot be made the binary does not run: go reports the
-// package failed.
+// write the worktree, the command's temporary folders (its TMPDIR,
+// /tmp, /dev/shm: private to the command where a mount namespace
+// exists), the folder go linked the binary in (its test log and
+// coverage land there) and nothing else: not go's work folder
+// (GOTMPDIR, set apart for this), not the build cache. Go's work folder
+// holds the other packages' test binaries, which go runs later, and the
+// build cache holds what go links them from: a test binary that could
+// write either could put its own code in place of another package's
+// tests, and every process it starts (a watcher that outlives it) stays
+// in its domain. The binary gets a TMPDIR and HOME of its own, which
+// also hold GOCACHE and XDG_CACHE_HOME for a go command it starts: the
+// command's are read-only to it. Where the domain cannot be made the
+// binary does not run: go reports the package failed.
 func testExec(root string, argv []string) int {
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "failpass: test binary %s: %v\n", argv[0], err)
 		return 125
 	}
 	runtime.LockOSThread() // the domain is the thread's, and execve keeps it
-	tmp, err := os.MkdirTemp(os.Getenv("TMPDIR"), "failpass-test-")
+	cmdTmp := os.Getenv("TMPDIR")
+	tmp, err := os.MkdirTemp(cmdTmp, "failpass-test-")
 	if err != nil {
 		return fail(err)
 	}
@@ -70,9 +78,22 @@ func testExec(root string, argv []string) int {
 	for k, v := range own {
 		env = append(env, k+"="+v)
 	}
-	// /dev/shm as the command may write it (its private one, inside a
-	// mount namespace): POSIX shared memory and semaphores live there.
-	rules := landlockRules{write: []string{root, tmp, filepath.Dir(argv[0]), "/dev/shm"}, devices: landlockDevices, writesOnly: true}
+	// What the command may write of /tmp and /dev/shm (private to it
+	// inside a mount namespace) stays writable: tests that name a fixed
+	// /tmp path are common. Not where it holds go's work folder or the
+	// build cache, though (a repository under /tmp holds both).
+	guarded := []string{os.Getenv("GOTMPDIR"), os.Getenv("GOCACHE")}
+	write := []string{filepath.Dir(argv[0])}
+	for _, d := range []string{root, tmp, cmdTmp, "/tmp", "/dev/shm"} {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		if !slices.ContainsFunc(guarded, func(g string) bool { return g != "" && within(d, filepath.Clean(g)) }) {
+			write = append(write, d)
+		}
+	}
+	rules := landlockRules{write: write, devices: landlockDevices, writesOnly: true}
 	if err := restrictThread(rules); err != nil {
 		return fail(err)
 	}
