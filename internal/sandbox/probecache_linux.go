@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/failpass/failpass/internal/atomicfile"
 	"golang.org/x/sys/unix"
@@ -53,9 +54,12 @@ func probeCachePath() string {
 // used in turn do not evict each other and old builds fall off the end.
 const probeCacheEntries = 8
 
-// probeKey names this kernel boot, this binary, this user and this
-// process's cgroups. "" when one of them cannot be read: then nothing is
-// cached.
+// probeKey names this kernel boot, this binary, this user, this
+// process's cgroups and seccomp state, and the kernel's settings for
+// user namespaces. "" when one of the first four cannot be read: then
+// nothing is cached. A process under a seccomp filter that denies
+// namespaces (a container's profile, a sandbox around failpass) probes
+// less than one without, and neither answer may stand for the other.
 func probeKey() string {
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
@@ -77,6 +81,18 @@ func probeKey() string {
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d:%d\x00%d:%d:%d:%d.%d\x00%s", probeCacheVersion, boot,
 		unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:]), os.Geteuid(), os.Getegid(),
 		exe.Dev, exe.Ino, exe.Size, exe.Mtim.Sec, exe.Mtim.Nsec, cg)
+	if st, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(st), "\n") {
+			if strings.HasPrefix(line, "Seccomp") || strings.HasPrefix(line, "NoNewPrivs") {
+				fmt.Fprintf(h, "\x00%s", line)
+			}
+		}
+	}
+	for _, f := range []string{"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone",
+		"/proc/sys/kernel/apparmor_restrict_unprivileged_userns"} {
+		b, _ := os.ReadFile(f) // absent on many kernels: "" then
+		fmt.Fprintf(h, "\x00%s", b)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -153,5 +154,29 @@ func TestProbeCacheForgottenWhenTheHelperCannotStart(t *testing.T) {
 	h.Discard()
 	if _, ok := cachedProbe(path, probeKey()); ok {
 		t.Error("the cached probe is still there, want it forgotten")
+	}
+}
+
+// A process under a seccomp filter that denies namespaces has a probe
+// key of its own: its probe (fewer layers) must not answer for a process
+// without the filter, nor the other way round.
+func TestProbeKeySeesSeccomp(t *testing.T) {
+	if os.Getenv(sandboxtest.DenyEnv) == "1" {
+		if out := os.Getenv("FAILPASS_TEST_KEY_OUT"); out != "" {
+			if err := os.WriteFile(out, []byte(probeKey()), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	out := filepath.Join(t.TempDir(), "key")
+	t.Setenv("FAILPASS_TEST_KEY_OUT", out)
+	sandboxtest.RunDenied(t, "^TestProbeKeySeesSeccomp$")
+	denied, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if here := probeKey(); here == "" || string(denied) == "" || string(denied) == here {
+		t.Errorf("probe key with namespaces denied %q, without %q: want two different keys", denied, here)
 	}
 }
