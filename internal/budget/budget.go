@@ -237,9 +237,17 @@ func checkOracle(cs *patch.ChangeSet, oracle []string) *Finding {
 	return nil
 }
 
-// HarnessAllowed returns whether a card's budget.allow_harness globs,
-// which its parser checked, name a path.
-func HarnessAllowed(allow []string) func(p string) bool {
+// HarnessAllowed says whether the scope's budget.allow_harness (the
+// effective one: an annotation may have removed entries) names a path,
+// as budget.harness reads it. The gate asks it of what a patched run
+// adds to the tree too.
+func (s Scope) HarnessAllowed() func(p string) bool {
+	return harnessAllowed(s.Budget.AllowHarness)
+}
+
+// harnessAllowed says whether allow_harness globs, which the card's
+// parser checked, name a path.
+func harnessAllowed(allow []string) func(p string) bool {
 	var pats []*pathglob.Pattern
 	for _, g := range allow {
 		if p, err := pathglob.Compile(g); err == nil {
@@ -256,7 +264,7 @@ func checkHarness(cs *patch.ChangeSet, allow []string, inputs map[string]string)
 	if len(inputs) == 0 {
 		return nil
 	}
-	allowed := HarnessAllowed(allow)
+	allowed := harnessAllowed(allow)
 	for _, p := range cs.Paths() {
 		why, ok := inputs[p]
 		if !ok || allowed(p) {

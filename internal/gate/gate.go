@@ -265,6 +265,9 @@ type gateRun struct {
 	listed   func() *listing
 	// patched is the worktree as the diff made it, for repatch.
 	patched *worktree.Snapshot
+	// harnessAllowed is the effective budget's allow_harness
+	// (budgetRules), which treeAltered honours too.
+	harnessAllowed func(p string) bool
 	// heldOutTree is patched with the held-out tests copied in, while
 	// the held-out run runs: what it must leave as it found it (see
 	// treeAltered).
@@ -596,6 +599,7 @@ func (g *gateRun) diffRules(ctx context.Context) error {
 func (g *gateRun) budgetRules(ctx context.Context) error {
 	scope := g.scope()
 	b := scope.Budget
+	g.harnessAllowed = scope.HarnessAllowed()
 	f := scope.Check(g.cs)
 	// The runner's inputs may need the base read: only when no rule
 	// before budget.harness refused the diff already.
@@ -982,9 +986,9 @@ func (g *gateRun) repatch(ctx context.Context, what string) error {
 // library that rewrites a broken module while the invariant runs would
 // pass it. Adding is the same move: a package folder beside a broken
 // module, or a bytecode file for it, is imported in its place. What the
-// runner itself writes there (cargo's target folder), what the card
-// allows (budget.allow_harness) and planted (the canary's test file) do
-// not count. "" for a base run, or a tree left as it was.
+// runner itself writes there (cargo's target folder), what the card's
+// effective budget allows (allow_harness) and planted (the canary's test
+// file) do not count. "" for a base run, or a tree left as it was.
 func (g *gateRun) treeAltered(cmd card.Command, planted string) (string, error) {
 	given := g.patched
 	if g.heldOutTree != nil {
@@ -994,9 +998,8 @@ func (g *gateRun) treeAltered(cmd card.Command, planted string) (string, error) 
 		return "", nil
 	}
 	kind := runner.Recognize(cmd.Cmd, cmd.Workdir).Kind
-	allowed := budget.HarnessAllowed(g.o.Card.Budget.AllowHarness)
 	notice := func(p string, d fs.DirEntry) bool {
-		if p == planted || kind.Writes(p, d.IsDir()) || allowed(p) {
+		if p == planted || kind.Writes(p, d.IsDir()) || g.harnessAllowed != nil && g.harnessAllowed(p) {
 			return false
 		}
 		return d.IsDir() || d.Type()&fs.ModeSymlink != 0 || runner.Loadable(p)

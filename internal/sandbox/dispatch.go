@@ -5,6 +5,13 @@ import (
 	"path/filepath"
 )
 
+// testExecVar marks a contained candidate command's environment for the
+// test-binary wrapper: its value is the worktree. The command's go runs
+// every test binary (and every `go run` program) through failpass, as
+// `go test -exec` (GOFLAGS), and a failpass started with this variable
+// set and an absolute path first is that wrapper (testExec).
+const testExecVar = "FAILPASS_TEST_EXEC"
+
 // A process started as `failpass __sandbox-exec CONFIG` is the helper, and
 // it becomes the helper here, in this package's init, rather than in main.
 // Go initializes every package a package imports before the package

@@ -10,27 +10,19 @@ import (
 	"syscall"
 )
 
-// testExecVar marks a contained candidate command's environment for the
-// test-binary wrapper: its value is the worktree. The command's go runs
-// every test binary (and every `go run` program) through failpass, as
-// `go test -exec` (GOFLAGS), and a failpass started with this variable
-// set and an absolute path first is that wrapper (see dispatch.go).
-const testExecVar = "FAILPASS_TEST_EXEC"
-
 // testExecEnv adds the wrapper to a command's environment: exe is the
 // failpass binary, root the worktree, goWork go's work folder
 // (GOTMPDIR), which must lie outside every folder testExec lets a test
 // binary write. GOFLAGS cannot quote a space, so an exe path with one
-// gets no wrapper (ok false).
-func testExecEnv(get func(string) string, set func(k, v string), exe, root, goWork string) (ok bool) {
+// gets no wrapper.
+func testExecEnv(get func(string) string, set func(k, v string), exe, root, goWork string) {
 	if exe == "" || goWork == "" || strings.ContainsAny(exe, " \t\n\r") {
-		return false
+		return
 	}
 	flags := strings.TrimSpace(get("GOFLAGS") + " -exec=" + exe) // the last -exec wins
 	set("GOFLAGS", flags)
 	set("GOTMPDIR", goWork)
 	set(testExecVar, root)
-	return true
 }
 
 // testExec runs one test binary, argv[0] with its arguments, for go:

@@ -59,11 +59,7 @@ func TestRestore(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := Add(ctx, repo, base)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Remove(ctx)
+			w := checkout(t, repo, base)
 			tc.run(t, w)
 			same, err := w.Restore(w.checkout)
 			if err != nil {
@@ -99,14 +95,9 @@ func TestRestore(t *testing.T) {
 // Restore compares it. The tick is simulated: the recorded stat is made
 // the file's new one, as if the change had left it as it was.
 func TestRestoreComparesRecentContent(t *testing.T) {
-	ctx := context.Background()
 	repo, base := newRepo(t)
 	narrow := widenRacyWindow(t) // a loaded machine takes more than a tick to get here
-	w, err := Add(ctx, repo, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Remove(ctx)
+	w := checkout(t, repo, base)
 	s, err := w.Snapshot() // right after the checkout: every file is recent
 	if err != nil {
 		t.Fatal(err)
@@ -191,11 +182,7 @@ func TestChanged(t *testing.T) {
 		}, []string{"a.txt"}}, // rewritten by git: listed, and read again
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := Add(ctx, repo, base)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Remove(ctx)
+			w := checkout(t, repo, base)
 			tc.run(t, w)
 			now, err := w.Snapshot()
 			if err != nil {
@@ -219,11 +206,7 @@ func TestChangedComparesRecentContent(t *testing.T) {
 	ctx := context.Background()
 	repo, base := newRepo(t)
 	widenRacyWindow(t)
-	w, err := Add(ctx, repo, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Remove(ctx)
+	w := checkout(t, repo, base)
 	if w.checkout.paths["a.txt"].digest == nil {
 		t.Fatal("a file the checkout just wrote has no recorded content")
 	}
@@ -269,11 +252,7 @@ func TestChangedFolderMadeSymlink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Add(ctx, repo, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Remove(ctx)
+	w := checkout(t, repo, base)
 	if err := os.RemoveAll(filepath.Join(w.Dir, "d")); err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +283,17 @@ func widenRacyWindow(t *testing.T) (narrow func()) {
 
 // Altered names the first recorded path that is no longer as recorded;
 // files added since do not count.
+// checkout is a worktree of base for t, removed when t ends.
+func checkout(t *testing.T, repo *gitx.Repo, base string) *Worktree {
+	t.Helper()
+	w, err := Add(context.Background(), repo, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Remove(context.Background()) })
+	return w
+}
+
 // hidden is what Altered reports of a module added in a folder made
 // unreadable: the folder itself, which hides what it holds, or, for root,
 // whom no mode keeps out, the module.
@@ -315,7 +305,6 @@ func hidden() Change {
 }
 
 func TestAltered(t *testing.T) {
-	ctx := context.Background()
 	repo, base := newRepo(t)
 	// Added Python files count, and folders are entered, but for skip/.
 	notice := func(p string, d fs.DirEntry) bool {
@@ -362,11 +351,7 @@ func TestAltered(t *testing.T) {
 		}, Change{Path: "a.txt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := Add(ctx, repo, base)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Remove(ctx)
+			w := checkout(t, repo, base)
 			tc.run(t, w)
 			got, ok, err := w.Altered(w.checkout, notice)
 			if err != nil || got != tc.want || ok != (tc.want != Change{}) {
