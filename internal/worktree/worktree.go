@@ -4,8 +4,6 @@ package worktree
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -81,23 +79,24 @@ func Add(ctx context.Context, repo *gitx.Repo, commit string) (*Worktree, error)
 	if err != nil {
 		return nil, err
 	}
-	id, err := newID()
-	if err != nil {
-		return nil, err
-	}
 	base := repo.StateDir("worktrees")
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
-	w := &Worktree{Dir: filepath.Join(base, id), ID: id, repo: repo, gitDir: gitDirOf(base, id)}
 	o := currentOwner()
 	o.Commit = sha
-	// The owner file is written under the lock a gc sweep holds (a sweep
-	// takes a temporary owner file for a crash's leftover); the folders
-	// need no lock: nothing else touches an id whose owner lives.
-	if err := withLock(repo, func() error { return writeOwner(ownerPath(repo, id), o) }); err != nil {
+	// The slot is taken and the owner file written under the lock a gc
+	// sweep holds (a sweep takes a temporary owner file for a crash's
+	// leftover); the folders need no lock: nothing else touches an id
+	// whose owner lives.
+	var id string
+	if err := withLock(repo, func() error {
+		id = freeSlot(repo, base)
+		return writeOwner(ownerPath(repo, id), o)
+	}); err != nil {
 		return nil, err
 	}
+	w := &Worktree{Dir: filepath.Join(base, id), ID: id, repo: repo, gitDir: gitDirOf(base, id)}
 	// What dead runs left goes while git checks this one out: a sweep
 	// leaves a live owner's worktree, this one included.
 	swept := make(chan struct{})
@@ -423,12 +422,24 @@ func withLock(repo *gitx.Repo, f func() error) error {
 	return f()
 }
 
-func newID() (string, error) {
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("worktree: %w", err)
+// freeSlot is the lowest id with nothing of its own in base: no folder,
+// git directory or owner file. The caller holds the lock.
+//
+// Ids are slots, not random, because a worktree's path is part of every
+// build its commands make: the go command keys a package's compiled
+// output by its folder (without -trimpath the object names its source
+// files), and so do Python's and cargo's caches. A gate that checks the
+// candidate out where the last gate of the repository did finds its base
+// build in the card's cache; a random folder per gate rebuilt every
+// package of the module, twice per base run, each gate. Concurrent gates
+// take the next slots, and warm those.
+func freeSlot(repo *gitx.Repo, base string) string {
+	for n := 0; ; n++ {
+		id := fmt.Sprintf("%016x", n)
+		if !exists(filepath.Join(base, id)) && !exists(gitDirOf(base, id)) && !exists(ownerPath(repo, id)) {
+			return id
+		}
 	}
-	return hex.EncodeToString(b), nil
 }
 
 // gitDirOf is the private git directory of worktree id in base.
