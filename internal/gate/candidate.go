@@ -2,6 +2,7 @@ package gate
 
 import (
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/failpass/failpass/internal/gitx"
@@ -12,14 +13,20 @@ import (
 // patched runs, and `card sign --reference`'s runs of a reference fix.
 // None of them may write where another run reads. Contained, the runs see
 // the card's build cache read-only through a private upper layer;
-// uncontained (--sandbox=off), they get an empty private cache (Env).
-// The gate opens one per run that must not meet what an earlier run of
-// the candidate wrote (gateRun.afresh), the others share it.
+// uncontained (--sandbox=off), the go command sees the user's own build
+// cache the same way, through failpass as its cache program, and every
+// other tool gets an empty private cache (Env). The gate opens one per
+// run that must not meet what an earlier run of the candidate wrote
+// (gateRun.afresh), the others share it.
 type Candidate struct {
 	// Policy contains the candidate's runs: the base side's policy with
 	// the candidate's layer; nil with the sandbox off.
 	Policy *sandbox.Policy
 	cache  *sandbox.CandidateCache
+	// CacheKind is how the uncontained runs see a build cache
+	// (sandbox.CacheGoLayered or CachePrivateCold); "" when contained,
+	// where each run's sandbox says.
+	CacheKind string
 }
 
 // EnterCandidate opens a candidate's side next to the base side's policy
@@ -44,41 +51,90 @@ func EnterCandidate(repo *gitx.Repo, base *sandbox.Policy) (*Candidate, error) {
 	return c, nil
 }
 
-// Cold says the candidate's runs start from an empty private cache (the
-// sandbox is off).
-func (c *Candidate) Cold() bool { return c.Policy == nil }
+// Uncontained says the candidate's runs have no sandbox (--sandbox=off),
+// and so no overlay of a build cache: Env gives them private caches.
+func (c *Candidate) Uncontained() bool { return c.Policy == nil }
 
 // Env is env for a run of the candidate. Uncontained, it points the
-// build caches at the candidate's own folder (cold: an empty cache costs
-// a first build, a shared one would let the candidate plant what a later
-// run reads) and keeps Python from writing bytecode at all, or reading it
-// from a prefix folder: the user's GOCACHE and caches are never written
-// through the tools' defaults, though the candidate's own code,
-// uncontained, can still write anywhere the user can. Contained, the
-// sandbox does that and env is returned as it is.
+// build caches at the candidate's own folder and keeps Python from
+// writing bytecode at all, or reading it from a prefix folder: the
+// user's GOCACHE and caches are never written through the tools'
+// defaults (a shared cache would let the candidate plant what a later
+// run reads), though the candidate's own code, uncontained, can still
+// write anywhere the user can. The go command reads the user's GOCACHE
+// (userGoCache) beneath the candidate's own layer (CandidateCache.GoEnv),
+// so it does not build the standard library again each run; other tools
+// start cold. Contained, the sandbox does all that and env is returned
+// as it is.
 func (c *Candidate) Env(env []string) []string {
-	if !c.Cold() {
+	if !c.Uncontained() {
 		return env
 	}
 	dir := c.cache.Cold()
+	goEnv, layered := c.cache.GoEnv(userGoCache(env))
+	c.CacheKind = sandbox.CachePrivateCold
+	if layered {
+		c.CacheKind = sandbox.CacheGoLayered
+	}
 	set := map[string]string{
-		"GOCACHE":                 filepath.Join(dir, "go-build"),
 		"XDG_CACHE_HOME":          filepath.Join(dir, "xdg"),
 		"PIP_CACHE_DIR":           filepath.Join(dir, "pip"),
 		"npm_config_cache":        filepath.Join(dir, "npm"),
 		"PYTHONDONTWRITEBYTECODE": "1",
 	}
+	keys := []string{"XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache", "PYTHONDONTWRITEBYTECODE"}
+	for _, kv := range goEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		set[k] = v
+		keys = append(keys, k)
+	}
 	var out []string
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok && k != "PYTHONPYCACHEPREFIX" {
+		if _, ok := set[k]; !ok && k != "PYTHONPYCACHEPREFIX" && k != "GOCACHEPROG" {
 			out = append(out, kv)
 		}
 	}
-	for _, k := range []string{"GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache", "PYTHONDONTWRITEBYTECODE"} {
+	for _, k := range keys {
 		out = append(out, k+"="+set[k])
 	}
 	return out
+}
+
+// userGoCache is the GOCACHE folder the go command uses in env: its
+// GOCACHE when that is a folder, else the default beneath the user's
+// cache folder; "" when there is none. (A GOCACHE set with `go env -w`
+// is not seen; the candidate's go command then starts cold.)
+func userGoCache(env []string) string {
+	get := func(k string) string {
+		v := ""
+		for _, kv := range env {
+			if x, ok := strings.CutPrefix(kv, k+"="); ok {
+				v = x
+			}
+		}
+		return v
+	}
+	if v := get("GOCACHE"); v != "" {
+		if filepath.IsAbs(v) {
+			return v
+		}
+		return "" // "off", or nothing the go command would use
+	}
+	// os.UserCacheDir's rules, on the run's environment.
+	if runtime.GOOS == "darwin" {
+		if h := get("HOME"); filepath.IsAbs(h) {
+			return filepath.Join(h, "Library", "Caches", "go-build")
+		}
+		return ""
+	}
+	if x := get("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "go-build")
+	}
+	if h := get("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".cache", "go-build")
+	}
+	return ""
 }
 
 // Close removes the candidate's private folder and releases the lock.

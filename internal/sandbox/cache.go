@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/failpass/failpass/internal/atomicfile"
+	"github.com/failpass/failpass/internal/gocache"
 	"github.com/failpass/failpass/internal/scratch"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
@@ -48,6 +50,11 @@ const (
 	CacheOverlay = "overlay"
 	// CachePrivateCold: an empty private cache; the card's cache unseen.
 	CachePrivateCold = "private-cold"
+	// CacheGoLayered: no overlay, but the go command read a build cache
+	// (the card's; with the sandbox off, the user's own) through failpass
+	// as its cache program and wrote a private layer (GoEnv); the other
+	// tools' caches were private and cold.
+	CacheGoLayered = "go-layered"
 )
 
 // cacheRoot is the folder of every cache of the repository whose git
@@ -242,6 +249,34 @@ func (c *CandidateCache) goWork() string { return filepath.Join(c.Dir, "gowork")
 // namespace (and the uncontained patched runs of --sandbox=off) use as
 // their cache, in place of the card's.
 func (c *CandidateCache) Cold() string { return c.cold() }
+
+// GoEnv is the environment that gives the candidate's go command the
+// build cache lower (a GOCACHE folder; "" for none) read-only, with a
+// private upper layer in the candidate's folder, shared by its runs: the
+// overlay without a mount, through failpass as the go command's cache
+// program (package gocache). layered is false when failpass cannot name
+// itself there; the go command's cache is then the cold one alone, as it
+// is for a go before 1.24, which ignores GOCACHEPROG.
+func (c *CandidateCache) GoEnv(lower string) (env []string, layered bool) {
+	private := filepath.Join(c.cold(), "go-build")
+	self := selfExe()
+	if self == "" {
+		return []string{"GOCACHE=" + private}, false
+	}
+	return gocache.Env(self, lower, filepath.Join(c.upper(), "go-build"), private)
+}
+
+// selfExe is the running failpass binary's path, "" when unknown.
+var selfExe = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return ""
+	}
+	return exe
+})
 
 // Close removes the candidate's private folder and releases the card
 // cache's lock. Call it once every run of the candidate has ended.

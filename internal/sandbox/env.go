@@ -110,6 +110,9 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 	}
 	set("XDG_CACHE_HOME", filepath.Join(cache, "xdg"))
 	set("GOCACHE", filepath.Join(cache, "go-build"))
+	// A cache program of the card's would stand in for GOCACHE, and a
+	// candidate's runs would write where later runs read.
+	unset("GOCACHEPROG")
 	set("PIP_CACHE_DIR", filepath.Join(cache, "pip"))
 	set("npm_config_cache", filepath.Join(cache, "npm"))
 	if l.Deps != "" {

@@ -564,18 +564,6 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	return l, nil
 }
 
-// selfExe is the running failpass binary's path, "" when unknown.
-var selfExe = sync.OnceValue(func() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	if exe, err = filepath.EvalSymlinks(exe); err != nil {
-		return ""
-	}
-	return exe
-})
-
 // helperConfig is the helper's configuration for c.
 func (pr *Prepared) helperConfig(c Command) helperConfig {
 	if pr.view != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/failpass/failpass/internal/scratch"
@@ -67,13 +68,36 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 	cache := p.CacheDir
 	if p.Candidate != nil {
 		// Candidate code never writes the card's cache: without a mount
-		// namespace to overlay it, the candidate's cache is its own, cold.
+		// namespace to overlay it, the candidate's caches are its own,
+		// cold, but for the go command's, which reads the card's beneath
+		// the candidate's own layer (GoEnv).
 		cache = p.Candidate.Cold()
 		pr.Report.Cache = CachePrivateCold
 	}
 	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.scratch.Path, Home: home, CacheDir: cache, Deps: p.Deps, Prepare: p.PrepareCmd, HostHome: hostHome},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
+	if c := p.Candidate; c != nil {
+		lower := ""
+		if c.Lower != "" {
+			lower = filepath.Join(c.Lower, "go-build")
+		}
+		goEnv, layered := c.GoEnv(lower)
+		pr.Env = withEnv(pr.Env, goEnv)
+		if layered {
+			pr.Report.Cache = CacheGoLayered
+		}
+	}
 	return pr, nil
+}
+
+// withEnv is env with the variables of set (KEY=value) put in place of
+// its own.
+func withEnv(env, set []string) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.ContainsFunc(set, func(s string) bool { return strings.HasPrefix(s, k+"=") })
+	})
+	return append(out, set...)
 }
 
 // Launch is how to start the helper; off Linux there is none.
