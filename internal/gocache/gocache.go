@@ -232,20 +232,24 @@ var errFraming = errors.New("a put's body is not a base64 JSON string on the nex
 
 // put reads the body that follows req from in and stores it in dir: the
 // output file first, then the action file, each renamed into place, so a
-// reader never sees an entry whose output is missing or short.
+// reader never sees an entry whose output is missing or short. The body
+// is read whatever else fails, so the next request can be.
 func put(dir string, req request, in *bufio.Reader) (string, error) {
-	if len(req.ActionID) != hashSize || len(req.OutputID) != hashSize || req.BodySize < 0 {
-		if req.BodySize > 0 {
-			return "", errFraming // its body cannot be skipped safely
+	if req.BodySize < 0 {
+		return "", errFraming
+	}
+	if len(req.ActionID) != hashSize || len(req.OutputID) != hashSize {
+		if _, err := copyBody(io.Discard, in, req.BodySize); err != nil {
+			return "", err
 		}
 		return "", errors.New("a put needs a 32-byte action and output id")
 	}
 	path := fileName(dir, req.OutputID, "d")
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".put-*")
+	tmp, err := createIn(filepath.Dir(path))
 	if err != nil {
+		if _, ferr := copyBody(io.Discard, in, req.BodySize); ferr != nil {
+			return "", ferr
+		}
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
@@ -264,18 +268,32 @@ func put(dir string, req request, in *bufio.Reader) (string, error) {
 	}
 	line := fmt.Sprintf("v1 %x %x %20d %20d\n", req.ActionID, req.OutputID, req.BodySize, time.Now().UnixNano())
 	afile := fileName(dir, req.ActionID, "a")
-	if err := os.MkdirAll(filepath.Dir(afile), 0o700); err != nil {
+	atmp, err := createIn(filepath.Dir(afile))
+	if err != nil {
 		return "", err
 	}
-	atmp := afile + ".tmp"
-	if err := os.WriteFile(atmp, []byte(line), 0o600); err != nil {
-		return "", err
+	defer os.Remove(atmp.Name())
+	_, err = atmp.WriteString(line)
+	if cerr := atmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := os.Rename(atmp, afile); err != nil {
-		os.Remove(atmp)
+	if err == nil {
+		err = os.Rename(atmp.Name(), afile)
+	}
+	if err != nil {
 		return "", err
 	}
 	return path, nil
+}
+
+// createIn creates a temporary file in dir, which it makes if need be.
+// Its name is unique: a go command a test starts is served by a program
+// of its own, on the same upper folder.
+func createIn(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(dir, ".put-*")
 }
 
 // copyBody copies a put's body to w: nothing when size is 0, else the

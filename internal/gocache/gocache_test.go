@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -247,13 +248,14 @@ func TestServe(t *testing.T) {
 	before := tree(t, lower)
 
 	in := putReq(1, act(9), big) + putReq(2, act(8), nil) + getReq(3, act(9)) + getReq(4, act(1)) + getReq(5, act(2)) +
-		getReq(6, act(3)) + getReq(7, act(4)) + getReq(8, []byte("short")) + `{"ID":9,"Command":"frob"}` + "\n" + `{"ID":10,"Command":"close"}` + "\n"
+		getReq(6, act(3)) + getReq(7, act(4)) + getReq(8, []byte("short")) + `{"ID":9,"Command":"frob"}` + "\n" +
+		`{"ID":11,"Command":"put","ActionID":"AAAA","BodySize":3}` + "\n\n\"YWJj\"\n" + getReq(12, act(9)) + `{"ID":10,"Command":"close"}` + "\n"
 	var out bytes.Buffer
 	if err := Serve(strings.NewReader(in), &out, lower, upper); err != nil {
 		t.Fatal(err)
 	}
 	rs := responses(t, out.String())
-	if len(rs) != 11 || len(rs[0].KnownCommands) != 3 {
+	if len(rs) != 13 || len(rs[0].KnownCommands) != 3 {
 		t.Fatalf("responses: %+v", rs)
 	}
 	byID := map[int64]response{}
@@ -283,6 +285,14 @@ func TestServe(t *testing.T) {
 	if r := byID[9]; r.Err == "" {
 		t.Errorf("unknown command: %+v", r)
 	}
+	// A put with bad ids is refused, its body read past: the next
+	// request is answered.
+	if r := byID[11]; r.Err == "" || r.DiskPath != "" {
+		t.Errorf("put with bad ids: %+v", r)
+	}
+	if r := byID[12]; r.Miss || r.DiskPath != byID[1].DiskPath {
+		t.Errorf("the get after a refused put: %+v", r)
+	}
 	if after := tree(t, lower); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Error("Serve wrote the lower cache")
 	}
@@ -292,11 +302,10 @@ func TestServe(t *testing.T) {
 // error, never a panic or a file outside upper.
 func TestServeHostile(t *testing.T) {
 	for name, in := range map[string]string{
-		"not json":         "hello\n",
-		"body not quoted":  `{"ID":1,"Command":"put","ActionID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","OutputID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","BodySize":3}` + "\nabc\n",
-		"body cut off":     `{"ID":1,"Command":"put","ActionID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","OutputID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","BodySize":3}` + "\n\"YWJ",
-		"body wrong size":  `{"ID":1,"Command":"put","ActionID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","OutputID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","BodySize":9}` + "\n\"YWJj\"\n",
-		"bad ids and body": `{"ID":1,"Command":"put","ActionID":"AAAA","BodySize":3}` + "\n\"YWJj\"\n",
+		"not json":        "hello\n",
+		"body not quoted": `{"ID":1,"Command":"put","ActionID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","OutputID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","BodySize":3}` + "\nabc\n",
+		"body cut off":    `{"ID":1,"Command":"put","ActionID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","OutputID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","BodySize":3}` + "\n\"YWJ",
+		"body wrong size": `{"ID":1,"Command":"put","ActionID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","OutputID":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","BodySize":9}` + "\n\"YWJj\"\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -336,4 +345,20 @@ func TestQuote(t *testing.T) {
 	if _, ok := quote(`/a'b"c`); ok {
 		t.Error("a path with both quotes was quoted")
 	}
+}
+
+// FuzzServe: whatever comes over the pipe, Serve returns (an error or
+// not) without a panic, and writes nothing but under upper.
+func FuzzServe(f *testing.F) {
+	f.Add(putReq(1, bytes.Repeat([]byte{1}, hashSize), []byte("body")) + getReq(2, bytes.Repeat([]byte{1}, hashSize)) + `{"ID":3,"Command":"close"}` + "\n")
+	f.Add(`{"ID":1,"Command":"put","ActionID":"AAAA","BodySize":3}` + "\n\n\"YWJj\"\n")
+	f.Add("{\"ID\":1,\"Command\":\"get\"}\n\n\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		dir := t.TempDir()
+		upper := filepath.Join(dir, "upper")
+		Serve(strings.NewReader(in), io.Discard, "", upper)
+		if entries, _ := os.ReadDir(dir); len(entries) > 1 {
+			t.Errorf("Serve wrote beside upper: %v", entries)
+		}
+	})
 }
