@@ -23,7 +23,7 @@ type Candidate struct {
 	// the candidate's layer; nil with the sandbox off.
 	Policy *sandbox.Policy
 	cache  *sandbox.CandidateCache
-	// CacheKind is how the uncontained runs see a build cache
+	// CacheKind is how uncontained runs see a build cache
 	// (sandbox.CacheGoLayered or CachePrivateCold); "" when contained,
 	// where each run's sandbox says.
 	CacheKind string
@@ -47,6 +47,11 @@ func EnterCandidate(repo *gitx.Repo, base *sandbox.Policy) (*Candidate, error) {
 		p := *base
 		p.Candidate = cc
 		c.Policy = &p
+		return c, nil
+	}
+	c.CacheKind = sandbox.CachePrivateCold
+	if _, layered := cc.GoEnv(""); layered {
+		c.CacheKind = sandbox.CacheGoLayered
 	}
 	return c, nil
 }
@@ -71,11 +76,7 @@ func (c *Candidate) Env(env []string) []string {
 		return env
 	}
 	dir := c.cache.Cold()
-	goEnv, layered := c.cache.GoEnv(userGoCache(env))
-	c.CacheKind = sandbox.CachePrivateCold
-	if layered {
-		c.CacheKind = sandbox.CacheGoLayered
-	}
+	goEnv, _ := c.cache.GoEnv(userGoCache(env))
 	set := map[string]string{
 		"XDG_CACHE_HOME":          filepath.Join(dir, "xdg"),
 		"PIP_CACHE_DIR":           filepath.Join(dir, "pip"),

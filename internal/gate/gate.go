@@ -777,6 +777,9 @@ func (g *gateRun) enterCandidate() error {
 	}
 	g.candidate = side
 	g.policy = side.Policy
+	if side.CacheKind != "" {
+		g.v.Sandbox.Cache = side.CacheKind
+	}
 	g.leaveSide = func() {
 		g.policy, g.candidate, g.leaveSide = base, nil, nil
 		side.Close()
@@ -1023,9 +1026,6 @@ func (g *gateRun) runCmd(ctx context.Context, cmd card.Command, argv []string, l
 	}
 	if g.candidate != nil {
 		env = g.candidate.Env(env)
-		if k := g.candidate.CacheKind; k != "" && g.v.Sandbox.Cache != sandbox.CachePrivateCold {
-			g.v.Sandbox.Cache = k
-		}
 	}
 	res, err := run.Run(ctx, run.Spec{
 		Argv: argv, Root: g.wt.Dir, Workdir: cmd.Workdir, Env: env,
