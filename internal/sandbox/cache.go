@@ -252,18 +252,19 @@ func (c *CandidateCache) Cold() string { return c.cold() }
 
 // GoEnv is the environment that gives the candidate's go command the
 // build cache lower (a GOCACHE folder; "" for none) read-only, with a
-// private upper layer in the candidate's folder, shared by its runs: the
-// overlay without a mount, through failpass as the go command's cache
-// program (package gocache). layered is false when failpass cannot name
-// itself there; the go command's cache is then the cold one alone, as it
-// is for a go before 1.24, which ignores GOCACHEPROG.
+// private upper layer in the candidate's cold folder (which its runs may
+// write, and share): the overlay without a mount, through failpass as
+// the go command's cache program (package gocache). layered is false
+// when failpass cannot name itself there; the go command's cache is then
+// the cold one alone, as it is for a go before 1.24, which ignores
+// GOCACHEPROG.
 func (c *CandidateCache) GoEnv(lower string) (env []string, layered bool) {
 	private := filepath.Join(c.cold(), "go-build")
 	self := selfExe()
 	if self == "" {
 		return []string{"GOCACHE=" + private}, false
 	}
-	return gocache.Env(self, lower, filepath.Join(c.upper(), "go-build"), private)
+	return gocache.Env(self, lower, filepath.Join(c.cold(), "go-upper"), private)
 }
 
 // selfExe is the running failpass binary's path, "" when unknown.

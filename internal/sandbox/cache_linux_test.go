@@ -1,11 +1,18 @@
 package sandbox
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/failpass/failpass/internal/sandbox/sandboxtest"
 )
 
 // TestCandidateCacheOverlay: a candidate's runs read the card's build
@@ -195,5 +202,73 @@ func TestRemoveBuildCache(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s still there: %v", dir, err)
+	}
+}
+
+// TestCandidateCacheGoLayeredDenied runs TestCandidateCacheGoLayered
+// where namespace creation is denied (a container's seccomp profile, say),
+// so no overlay can be mounted.
+func TestCandidateCacheGoLayeredDenied(t *testing.T) {
+	if os.Getenv(sandboxtest.DenyEnv) == "1" {
+		t.Skip("already denied")
+	}
+	if !probe().landlock {
+		t.Skip("no Landlock: nothing would keep the card's cache read-only")
+	}
+	sandboxtest.RunDenied(t, "^TestCandidateCacheGoLayered$")
+}
+
+// TestCandidateCacheGoLayered (run by TestCandidateCacheGoLayeredDenied):
+// with no overlay, a candidate's go command gets failpass as its cache
+// program. The program runs inside the command's sandbox: it answers a
+// get from the card's GOCACHE, which the command can read and not write,
+// and a put lands in the candidate's own layer.
+func TestCandidateCacheGoLayered(t *testing.T) {
+	if os.Getenv(sandboxtest.DenyEnv) != "1" {
+		t.Skip("run by TestCandidateCacheGoLayeredDenied")
+	}
+	repo, wt := testRepo(t, map[string]string{"a.txt": "a\n"})
+	common := filepath.Join(repo, ".git")
+	lower := BuildCacheDir(common, "sha256:00112233445566778899aabbccddeeff")
+	gocache := filepath.Join(lower, "go-build")
+	action, body := bytes.Repeat([]byte{7}, 32), []byte("card's output")
+	out := sha256.Sum256(body)
+	ah, oh := hex.EncodeToString(action), hex.EncodeToString(out[:])
+	for p, b := range map[string]string{
+		filepath.Join(gocache, oh[:2], oh+"-d"): string(body),
+		filepath.Join(gocache, ah[:2], ah+"-a"): fmt.Sprintf("v1 %s %s %20d %20d\n", ah, oh, len(body), 1),
+	} {
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cc, err := OpenCandidateCache(common, lower)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	b64 := base64.StdEncoding.EncodeToString
+	put := bytes.Repeat([]byte{8}, 32)
+	putOut := sha256.Sum256([]byte("mine"))
+	script := `eval "set -- $GOCACHEPROG"
+test "$3" = "$LOWER" || { echo "lower: $3"; exit 3; }
+res=$(printf '%s\n' '{"ID":1,"Command":"get","ActionID":"'"$GET"'"}' '{"ID":2,"Command":"put","ActionID":"'"$PUT"'","OutputID":"'"$PUTOUT"'","BodySize":4}' '' '"bWluZQ=="' '{"ID":3,"Command":"close"}' | "$@") || { echo "program: $res"; exit 4; }
+case "$res" in *'"DiskPath":"'"$LOWER"*) ;; *) echo "get: $res"; exit 5;; esac
+case "$res" in *'"DiskPath":"'"$4"*) ;; *) echo "put: $res"; exit 6;; esac
+if echo x 2>/dev/null > "$LOWER/written"; then echo "the card's cache is writable"; exit 7; fi
+echo ok`
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LOWER=" + gocache,
+		"GET=" + b64(action), "PUT=" + b64(put), "PUTOUT=" + b64(putOut[:])}
+	r := contained(t, wt, &Policy{CacheDir: lower, Candidate: cc}, env, time.Minute, "sh", "-c", script)
+	if r.Exit != 0 || strings.TrimSpace(r.Log) != "ok" || r.Cache != CacheGoLayered {
+		t.Fatalf("run: %+v (cache %q)\n%s", r.Outcome, r.Cache, r.Log)
+	}
+	ph := hex.EncodeToString(putOut[:])
+	if b, err := os.ReadFile(filepath.Join(cc.Cold(), "go-upper", ph[:2], ph+"-d")); err != nil || string(b) != "mine" {
+		t.Errorf("the put's output in the candidate's layer: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(gocache, "written")); err == nil {
+		t.Error("the card's cache was written")
 	}
 }

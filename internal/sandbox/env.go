@@ -158,6 +158,16 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 	return env
 }
 
+// withEnv is env with the variables of set (KEY=value) put in place of
+// its own.
+func withEnv(env, set []string) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.ContainsFunc(set, func(s string) bool { return strings.HasPrefix(s, k+"=") })
+	})
+	return append(out, set...)
+}
+
 // scrubPath drops empty, relative and worktree entries from a PATH: each
 // would let a file of the patched tree answer to a bare program name.
 func scrubPath(path, root string) string {

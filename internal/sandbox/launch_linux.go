@@ -379,7 +379,8 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 		pr.cache = &cacheMount{Target: cc.Lower, Upper: cc.upper(), Work: cc.work(), Cold: cc.cold()}
 	case cc != nil:
 		// No mount namespace (or no card cache): the candidate's private
-		// folder is its cache, cold.
+		// folder is its cache, cold, but for the go command's, which reads
+		// the card's beneath a layer in that folder (GoEnv, below).
 		pr.policy.CacheDir = cc.cold()
 		pr.Report.Cache = CachePrivateCold
 	case p.CacheDir != "":
@@ -422,6 +423,17 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	pr.Env = buildEnv(base, envLayout{Root: realRoot, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir,
 		Deps: pr.policy.Deps, Prepare: p.PrepareCmd, HostHome: hostHome, TestExec: testExec, GoWork: goWork},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
+	if cc := p.Candidate; cc != nil && pr.cache == nil && cc.Lower != "" {
+		// No overlay to mount: the go command reads the card's cache
+		// through failpass instead, which the command may read (Landlock
+		// grants it; nothing grants a write) and run.
+		lower := filepath.Join(cc.Lower, "go-build")
+		if goEnv, layered := cc.GoEnv(lower); layered {
+			pr.Env = withEnv(pr.Env, goEnv)
+			pr.readable = append(pr.readable, lower, selfExe())
+			pr.Report.Cache = CacheGoLayered
+		}
+	}
 
 	pr.writable = []string{realRoot}
 	if pr.policy.CacheDir != "" {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/failpass/failpass/internal/scratch"
@@ -88,16 +87,6 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 		}
 	}
 	return pr, nil
-}
-
-// withEnv is env with the variables of set (KEY=value) put in place of
-// its own.
-func withEnv(env, set []string) []string {
-	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
-		return slices.ContainsFunc(set, func(s string) bool { return strings.HasPrefix(s, k+"=") })
-	})
-	return append(out, set...)
 }
 
 // Launch is how to start the helper; off Linux there is none.

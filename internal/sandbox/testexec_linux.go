@@ -37,8 +37,8 @@ func testExecEnv(get func(string) string, set func(k, v string), exe, root, goWo
 // write either could put its own code in place of another package's
 // tests, and every process it starts (a watcher that outlives it) stays
 // in its domain. The binary gets a TMPDIR and HOME of its own, which
-// also hold GOCACHE and XDG_CACHE_HOME for a go command it starts: the
-// command's are read-only to it. Where the domain cannot be made the
+// also hold GOCACHE and XDG_CACHE_HOME for a go command it starts, and
+// no GOCACHEPROG: the command's caches are read-only to it. Where the domain cannot be made the
 // binary does not run: go reports the package failed.
 func testExec(root string, argv []string) int {
 	fail := func(err error) int {
@@ -63,7 +63,7 @@ func testExec(root string, argv []string) int {
 	env := make([]string, 0, len(os.Environ())+len(own))
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := own[k]; !ok && k != "GOTMPDIR" {
+		if _, ok := own[k]; !ok && k != "GOTMPDIR" && k != "GOCACHEPROG" {
 			env = append(env, kv)
 		}
 	}
