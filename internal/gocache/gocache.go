@@ -4,10 +4,11 @@
 // private upper folder where everything it writes goes.
 //
 // It is the overlay of the sandbox's candidate cache without a mount:
-// where no mount namespace holds an overlay (--sandbox=off, a machine
-// without overlayfs, off Linux), a candidate's go command still starts
-// from the warm cache of the signed base and never writes it. Without it
-// such a candidate builds the standard library from nothing, every run.
+// where no mount namespace holds an overlay (--sandbox=off, namespaces
+// denied, off Linux), a candidate's go command still starts from a warm
+// cache (the signed base's, or the user's own) and never writes it.
+// Without it such a candidate builds the standard library from nothing,
+// every run.
 //
 // The go command starts the program given in GOCACHEPROG; failpass is
 // that program when started as `failpass __gocache LOWER UPPER` (Env),
