@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -224,7 +225,18 @@ func (h *helper) applyThread() *Error {
 	l.run(FeatNoNewPrivs, "no_new_privs", func() error {
 		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	})
-	l.run(FeatNoCaps, "drop capabilities", dropCapabilities)
+	if l.err == nil {
+		if err := dropCapabilities(); errors.Is(err, errHoldsNone) {
+			// A process that holds no capability, under no_new_privs (set
+			// above), gains none by execve: the bounding set that a user
+			// without a user namespace may not empty bounds nothing here.
+			// The layer is reported missing and the command runs, as it
+			// does for every other user on such a machine.
+			h.why[FeatNoCaps] = "drop capabilities: " + err.Error()
+		} else {
+			l.run(FeatNoCaps, "drop capabilities", func() error { return err })
+		}
+	}
 	return l.err
 }
 
@@ -491,15 +503,43 @@ func dropCapabilities() error {
 			last = n
 		}
 	}
-	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
-		}
-	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			if err == unix.EPERM && holdsNoCapability() {
+				return errHoldsNone
+			}
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
 	return nil
+}
+
+// errHoldsNone: the bounding set cannot be emptied (that takes
+// CAP_SETPCAP), and the process holds no capability to lose.
+var errHoldsNone = errors.New("the bounding set needs CAP_SETPCAP to change, and this process holds no capability")
+
+// holdsNoCapability says whether the calling thread's permitted,
+// effective and ambient sets are all empty (/proc/thread-self/status).
+func holdsNoCapability() bool {
+	b, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		return false
+	}
+	seen := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "CapPrm" && k != "CapEff" && k != "CapAmb") {
+			continue
+		}
+		if n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err != nil || n != 0 {
+			return false
+		}
+		seen++
+	}
+	return seen == 3
 }
 
 // forwarded are the signals PID 1 passes on to the command: PID 1 of a

@@ -858,3 +858,11 @@ func TestRemoveStaleCgroups(t *testing.T) {
 		}
 	}
 }
+
+// holdsNoCapability tells root (whose permitted set is full) from a user
+// without capabilities, for whom the bounding set is left as it is.
+func TestHoldsNoCapability(t *testing.T) {
+	if got, want := holdsNoCapability(), os.Geteuid() != 0; got != want {
+		t.Errorf("holdsNoCapability() = %v as uid %d", got, os.Geteuid())
+	}
+}
