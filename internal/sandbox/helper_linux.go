@@ -230,8 +230,7 @@ func (h *helper) applyThread() *Error {
 			// A process that holds no capability, under no_new_privs (set
 			// above), gains none by execve: the bounding set that a user
 			// without a user namespace may not empty bounds nothing here.
-			// The layer is reported missing and the command runs, as it
-			// does for every other user on such a machine.
+			// The layer is reported missing, and the command runs.
 			h.why[FeatNoCaps] = "drop capabilities: " + err.Error()
 		} else {
 			l.run(FeatNoCaps, "drop capabilities", func() error { return err })
