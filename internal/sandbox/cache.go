@@ -267,6 +267,22 @@ func (c *CandidateCache) GoEnv(lower string) (env []string, layered bool) {
 	return gocache.Env(self, lower, filepath.Join(c.cold(), "go-upper"), private)
 }
 
+// cardGoEnv is GoEnv over the card's own GOCACHE, for a contained run
+// that no overlay serves (no mount namespace, off Linux): env replaces
+// the go command's cache settings, and lower is the folder the command
+// must be let read. layered false: as GoEnv, and env is nil.
+func (c *CandidateCache) cardGoEnv() (env []string, lower string, layered bool) {
+	if c.Lower == "" {
+		return nil, "", false
+	}
+	lower = filepath.Join(c.Lower, "go-build")
+	env, layered = c.GoEnv(lower)
+	if !layered {
+		return nil, "", false
+	}
+	return env, lower, true
+}
+
 // selfExe is the running failpass binary's path, "" when unknown.
 var selfExe = sync.OnceValue(func() string {
 	exe, err := os.Executable()

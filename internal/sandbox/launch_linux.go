@@ -423,12 +423,11 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	pr.Env = buildEnv(base, envLayout{Root: realRoot, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir,
 		Deps: pr.policy.Deps, Prepare: p.PrepareCmd, HostHome: hostHome, TestExec: testExec, GoWork: goWork},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
-	if cc := p.Candidate; cc != nil && pr.cache == nil && cc.Lower != "" {
+	if cc := p.Candidate; cc != nil && pr.cache == nil {
 		// No overlay to mount: the go command reads the card's cache
 		// through failpass instead, which the command may read (Landlock
 		// grants it; nothing grants a write) and run.
-		lower := filepath.Join(cc.Lower, "go-build")
-		if goEnv, layered := cc.GoEnv(lower); layered {
+		if goEnv, lower, layered := cc.cardGoEnv(); layered {
 			pr.Env = withEnv(pr.Env, goEnv)
 			pr.readable = append(pr.readable, lower, selfExe())
 			pr.Report.Cache = CacheGoLayered

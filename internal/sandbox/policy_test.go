@@ -115,6 +115,10 @@ func TestBuildEnv(t *testing.T) {
 		{"no bytecode shared", []string{"PYTHONPYCACHEPREFIX=/shared/pyc", "PYTHONDONTWRITEBYTECODE="}, map[string]string{
 			"PYTHONPYCACHEPREFIX": "", "PYTHONDONTWRITEBYTECODE": "1",
 		}},
+		// Nor the go command at a cache program that stands in for GOCACHE.
+		{"no cache program", []string{"GOCACHEPROG=/usr/bin/shared-cache"}, map[string]string{
+			"GOCACHEPROG": "", "GOCACHE": "/c/card/go-build",
+		}},
 	} {
 		env := buildEnv(tc.base, l, exists)
 		m := map[string]string{}

@@ -76,13 +76,8 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.scratch.Path, Home: home, CacheDir: cache, Deps: p.Deps, Prepare: p.PrepareCmd, HostHome: hostHome},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
 	if c := p.Candidate; c != nil {
-		lower := ""
-		if c.Lower != "" {
-			lower = filepath.Join(c.Lower, "go-build")
-		}
-		goEnv, layered := c.GoEnv(lower)
-		pr.Env = withEnv(pr.Env, goEnv)
-		if layered {
+		if goEnv, _, layered := c.cardGoEnv(); layered {
+			pr.Env = withEnv(pr.Env, goEnv)
 			pr.Report.Cache = CacheGoLayered
 		}
 	}

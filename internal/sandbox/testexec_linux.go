@@ -73,8 +73,14 @@ func testExec(root string, argv []string) int {
 	// What the command may write of /tmp and /dev/shm (private to it
 	// inside a mount namespace) stays writable: tests that name a fixed
 	// /tmp path are common. Not where it holds go's work folder or the
-	// build cache, though (a repository under /tmp holds both).
+	// build cache, though (a repository under /tmp holds both). The
+	// cache's parent is guarded whole: where no overlay serves the
+	// command, the layer its go writes through failpass lies beside
+	// GOCACHE (CandidateCache.GoEnv).
 	guarded := []string{os.Getenv("GOTMPDIR"), os.Getenv("GOCACHE")}
+	if c := os.Getenv("GOCACHE"); filepath.IsAbs(c) {
+		guarded = append(guarded, filepath.Dir(c))
+	}
 	write := []string{filepath.Dir(argv[0])}
 	for _, d := range []string{root, tmp, cmdTmp, "/tmp", "/dev/shm"} {
 		if d == "" || !filepath.IsAbs(d) {
