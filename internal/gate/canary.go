@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/run"
@@ -23,17 +21,21 @@ const (
 	CanaryNotRecognized = "runner not recognized"
 )
 
-// canaryRule is patch.canary. Once the patched runs held, it writes one
-// test that must fail beside the pass command's oracle test (same folder
-// and package, the oracle file's imports, the runner's own assertion;
-// runner.PlanCanary) under a random name, and runs the pass command
-// retargeted at it, once, in the patched runs' worktree reset to the
-// patched tree, on a fresh candidate side and in a sandbox session of its
-// own. It must exit non-zero and be conclusive: a test
-// framework neutered from library code (TestCase.run replaced, pytest's
-// runtest patched, a Go init that exits 0 under testing) passes every
-// test, this one too, and a canary that did not build or import proves
-// nothing. The file is removed afterwards.
+// canaryRule is patch.canary. Once the patched runs held, it puts one
+// assertion that must fail first in the pass command's oracle test (the
+// runner's own assertion; runner.PlanCanary) and runs the pass command as
+// signed, once, in the patched runs' worktree reset to the patched tree,
+// on a fresh candidate side and in a sandbox session of its own. It must
+// exit non-zero and be conclusive: a test framework neutered from library
+// code (TestCase.run replaced, pytest's runtest patched, a Go init that
+// exits 0 under testing) passes every test, this one too, and a canary
+// that did not build or import proves nothing.
+//
+// Every other patched run had the decoy in the same place (plantDecoy):
+// the same assertion, made to hold. So this run has the argv, the files
+// and the selected test of the runs it guards, and a tree cannot neuter
+// them and spare it by looking for a new file, a new test or another
+// selection: it would have to read the assertion's two strings.
 func (g *gateRun) canaryRule(ctx context.Context) error {
 	c := g.o.Card
 	switch {
@@ -41,7 +43,7 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 		g.add(Step{Rule: RulePatchCanary, Status: StatusNotRun, Reason: g.canary.notRun})
 		return nil
 	case g.canary.err != nil:
-		return g.fail(RulePatchCanary, "the canary test could not be planned: "+g.canary.err.Error())
+		return g.fail(RulePatchCanary, "the canary could not be planned: "+g.canary.err.Error())
 	}
 	// The canary must not be told from the pass run by what the runs
 	// before it left behind: a tree that neuters the runner only while a
@@ -52,16 +54,14 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 		return err
 	}
 	plan := g.canary.plan
-	root, err := os.OpenRoot(g.wt.Dir)
-	if err != nil {
-		return fmt.Errorf("canary: %w", err)
+	if err := g.writeOracle(plan.Canary); err != nil {
+		return g.fail(RulePatchCanary, fmt.Sprintf("the canary could not be put in %s: %v", plan.File, err))
 	}
-	defer root.Close()
-	if err := writeCanary(root, plan); err != nil {
-		return g.fail(RulePatchCanary, fmt.Sprintf("the canary test could not be written beside %s: %v", plan.Oracle, err))
+	var err error
+	if g.given, err = g.wt.Snapshot(); err != nil {
+		return err
 	}
-	defer removeCanary(root, plan.File)
-
+	defer func() { g.given = nil }()
 	logPath := filepath.Join(g.o.LogDir, "patch-canary.log")
 	res, err := g.runCmd(ctx, c.Pass, plan.Argv, logPath)
 	if err != nil {
@@ -70,7 +70,7 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if why, err := g.treeAltered(c.Pass, plan.File); err != nil {
+	if why, err := g.treeAltered(c.Pass); err != nil {
 		return err
 	} else if why != "" {
 		return g.fail(RulePatchCanary, why)
@@ -88,9 +88,9 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 		step.Reason = fmt.Sprintf("the canary run was inconclusive (%s): a test that must fail proved nothing", res)
 	case env != "":
 		g.inconclusive = true
-		step.Reason = "the canary test did not run: " + env
+		step.Reason = "the canary's test did not run: " + env
 	case res.Exit == 0:
-		step.Reason = fmt.Sprintf("a test that must fail, written beside %s, passed under the pass command (exit 0): the patched tree stops its test runner from reporting failures", plan.Oracle)
+		step.Reason = fmt.Sprintf("%s in %s, with an assertion that must fail put first in it, passed under the pass command (exit 0): the patched tree stops its test runner from reporting failures", plan.Test, plan.File)
 	default:
 		step.Status = StatusOK
 		g.add(step)
@@ -123,12 +123,16 @@ func (g *gateRun) planCanary() error {
 	if err != nil {
 		return err
 	}
+	decoy, err := canaryToken()
+	if err != nil {
+		return err
+	}
 	root, err := os.OpenRoot(g.wt.Dir)
 	if err != nil {
 		return fmt.Errorf("canary: %w", err)
 	}
 	defer root.Close()
-	plan, err := runner.PlanCanary(root.FS(), c.Pass.Cmd, c.Pass.Workdir, tok)
+	plan, err := runner.PlanCanary(root.FS(), c.Pass.Cmd, c.Pass.Workdir, tok, decoy)
 	var nr *runner.NotRecognizedError
 	switch {
 	case errors.As(err, &nr):
@@ -141,54 +145,55 @@ func (g *gateRun) planCanary() error {
 	return nil
 }
 
-// canaryToken is a fresh random name for a canary: runner.TokenLen
-// lowercase letters and digits, the first a letter.
+// plantDecoy puts the canary's decoy in the oracle test, where every
+// patched run but the canary's finds it; the patched tree (g.patched) is
+// the tree with it. Without it, the oracle test file as the base has it
+// would tell every run from the canary's.
+func (g *gateRun) plantDecoy() error {
+	if g.canary.plan == nil {
+		return nil
+	}
+	if err := g.writeOracle(g.canary.plan.Decoy); err != nil {
+		return fmt.Errorf("canary: the decoy could not be put in %s: %w", g.canary.plan.File, err)
+	}
+	return nil
+}
+
+// unplantDecoy puts the oracle test file back as the base has it, so
+// that a worktree kept for a look shows the tree the diff made.
+func (g *gateRun) unplantDecoy() {
+	if g.canary.plan != nil {
+		g.writeOracle(g.canary.plan.Original)
+	}
+}
+
+// writeOracle replaces the oracle test file's content, inside the
+// worktree.
+func (g *gateRun) writeOracle(content []byte) error {
+	root, err := os.OpenRoot(g.wt.Dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.WriteFile(filepath.FromSlash(g.canary.plan.File), content, 0o644)
+}
+
+// canaryToken is a fresh random token (runner.TokenLen lowercase letters
+// and digits, the first a letter) whose halves differ.
 func canaryToken() (string, error) {
 	const letters = "abcdefghijklmnopqrstuvwxyz"
 	const alnum = letters + "0123456789"
 	b := make([]byte, runner.TokenLen)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("canary: %w", err)
-	}
-	b[0] = letters[int(b[0])%len(letters)]
-	for i := 1; i < len(b); i++ {
-		b[i] = alnum[int(b[i])%len(alnum)]
-	}
-	return string(b), nil
-}
-
-// writeCanary creates the canary file; it never replaces one (the name is
-// random, so an existing file means something is wrong).
-func writeCanary(root *os.Root, plan *runner.Canary) error {
-	f, err := root.OpenFile(filepath.FromSlash(plan.File), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(plan.Source); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// removeCanary removes the canary file and the bytecode Python may have
-// written for it beside it.
-func removeCanary(root *os.Root, file string) {
-	root.Remove(filepath.FromSlash(file))
-	stem, ok := strings.CutSuffix(path.Base(file), ".py")
-	if !ok {
-		return
-	}
-	cache := path.Join(path.Dir(file), "__pycache__")
-	d, err := root.Open(filepath.FromSlash(cache))
-	if err != nil {
-		return
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	for _, n := range names {
-		if strings.HasPrefix(n, stem+".") && strings.HasSuffix(n, ".pyc") {
-			root.Remove(filepath.FromSlash(path.Join(cache, n)))
+	for {
+		if _, err := rand.Read(b); err != nil {
+			return "", fmt.Errorf("canary: %w", err)
+		}
+		b[0] = letters[int(b[0])%len(letters)]
+		for i := 1; i < len(b); i++ {
+			b[i] = alnum[int(b[i])%len(alnum)]
+		}
+		if h := len(b) / 2; string(b[:h]) != string(b[h:]) {
+			return string(b), nil
 		}
 	}
 }

@@ -268,10 +268,11 @@ type gateRun struct {
 	// harnessAllowed is the effective budget's allow_harness
 	// (budgetRules), which treeAltered honours too.
 	harnessAllowed func(p string) bool
-	// heldOutTree is patched with the held-out tests copied in, while
-	// the held-out run runs: what it must leave as it found it (see
+	// given is the tree a patched run is given when it is not patched:
+	// patched with the held-out tests copied in, or with the canary in
+	// the oracle test. It is what the run must leave as it found it (see
 	// treeAltered).
-	heldOutTree *worktree.Snapshot
+	given *worktree.Snapshot
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
@@ -903,6 +904,15 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	if err := g.planCanary(); err != nil {
 		return err
 	}
+	if g.canary.plan != nil {
+		defer g.unplantDecoy()
+		if err := g.plantDecoy(); err != nil {
+			return err
+		}
+		if g.patched, err = wt.Snapshot(); err != nil {
+			return err
+		}
+	}
 	if g.policy != nil {
 		// A batch's base side may have come from the cache: what the
 		// prepare command fetched must be there all the same.
@@ -972,14 +982,17 @@ func (g *gateRun) repatch(ctx context.Context, what string) error {
 		}
 		return err
 	}
+	if err := g.plantDecoy(); err != nil {
+		return err
+	}
 	var err error
 	g.patched, err = g.wt.Snapshot()
 	return err
 }
 
 // treeAltered says why a patched run of cmd that just ended must not
-// count: it changed a file of the tree it was given (g.patched, or
-// heldOutTree), or added one a test runner may load as code
+// count: it changed a file of the tree it was given (g.given, else
+// g.patched), or added one a test runner may load as code
 // (runner.Loadable). A run that rewrites source, another package's or
 // module's, makes its tests run other code than the diff's (the tree is
 // put back before the next run, and the change would never show): a
@@ -987,19 +1000,19 @@ func (g *gateRun) repatch(ctx context.Context, what string) error {
 // pass it. Adding is the same move: a package folder beside a broken
 // module, or a bytecode file for it, is imported in its place. What the
 // runner itself writes there (cargo's target folder), what the card's
-// effective budget allows (allow_harness) and planted (the canary's test
-// file) do not count. "" for a base run, or a tree left as it was.
-func (g *gateRun) treeAltered(cmd card.Command, planted string) (string, error) {
+// effective budget allows (allow_harness) do not count. "" for a base
+// run, or a tree left as it was.
+func (g *gateRun) treeAltered(cmd card.Command) (string, error) {
 	given := g.patched
-	if g.heldOutTree != nil {
-		given = g.heldOutTree
+	if g.given != nil {
+		given = g.given
 	}
 	if g.candidate == nil || given == nil {
 		return "", nil
 	}
 	kind := runner.Recognize(cmd.Cmd, cmd.Workdir).Kind
 	notice := func(p string, d fs.DirEntry) bool {
-		if p == planted || kind.Writes(p, d.IsDir()) || g.harnessAllowed != nil && g.harnessAllowed(p) {
+		if kind.Writes(p, d.IsDir()) || g.harnessAllowed != nil && g.harnessAllowed(p) {
 			return false
 		}
 		return d.IsDir() || d.Type()&fs.ModeSymlink != 0 || runner.Loadable(p)
@@ -1085,7 +1098,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if why, err := g.treeAltered(cmd, ""); err != nil {
+		if why, err := g.treeAltered(cmd); err != nil {
 			return err
 		} else if why != "" {
 			step.Exit, step.Log = intp(res.Exit), &logPath

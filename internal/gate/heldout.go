@@ -65,10 +65,10 @@ func (g *gateRun) heldOutRule(ctx context.Context) error {
 	}
 	// The held-out run must leave the held-out tests as it found them
 	// too.
-	if g.heldOutTree, err = g.wt.Snapshot(); err != nil {
+	if g.given, err = g.wt.Snapshot(); err != nil {
 		return err
 	}
-	defer func() { g.heldOutTree = nil }()
+	defer func() { g.given = nil }()
 	g.v.HeldOut = HeldOutRan
 	return g.runRule(ctx, RulePatchHeldOut, "patch-held-out", h.Command(paths), RulePatchFlaky)
 }

@@ -1,35 +1,45 @@
 package runner
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
-// Canary is a test that must fail, written beside a card command's oracle
-// test: in the same folder and package, importing what the oracle test
-// file imports, failing through the assertion its runner's tests use.
-// Run under the command retargeted at it, it shows whether the runner
-// still reports a failure at all (a candidate that neuters the test
-// framework from library code makes every test pass, the canary too).
+// Canary is one assertion that must fail, put first in a card
+// command's oracle test, and its decoy: the same assertion made to hold.
+// The gate runs the command as signed, once with the canary in the oracle
+// test: it must fail, or the runner no longer reports failures at all (a
+// candidate that neuters the test framework from library code makes every
+// test pass, the oracle too). Every other run of the candidate gets the
+// decoy, so the canary's run has the same argv, the same files and the
+// same oracle test as the runs it guards; only the two strings the
+// assertion compares tell them apart.
 type Canary struct {
-	// File is where to write it, repository-relative and slash-separated.
+	// File is the oracle test file, repository-relative and
+	// slash-separated.
 	File string
-	// Source is its content.
-	Source []byte
-	// Argv is the command retargeted at the canary alone: the same
-	// interpreter, wrappers and flags, with the selection replaced.
+	// Test names the oracle test the assertion goes into, as its runner
+	// names it ("TestAdd", "test_add", "T.test_add").
+	Test string
+	// Original is File as the tree has it; Canary and Decoy are File
+	// with the failing, and the holding, assertion put first in Test.
+	Original, Canary, Decoy []byte
+	// Argv is the command: the canary runs under the very argv the card
+	// signed.
 	Argv []string
-	// Oracle is the oracle test file the canary was modelled on.
-	Oracle string
 }
 
 // NotRecognizedError says why no canary can be planned for a command:
@@ -39,7 +49,8 @@ type NotRecognizedError struct{ Why string }
 func (e *NotRecognizedError) Error() string { return "runner not recognized: " + e.Why }
 
 // TokenLen is the length of a canary token: lowercase letters and
-// digits, the first a letter.
+// digits, the first a letter. A token's halves are the two strings an
+// assertion compares.
 const TokenLen = 12
 
 var tokenRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]{11}$`) })
@@ -52,16 +63,21 @@ const (
 )
 
 // PlanCanary plans the canary for argv run in workdir, reading the tree
-// (the patched worktree) through fsys. token names it: random, so that
-// nothing can tell it from the card (see TokenLen); it appears in the
-// file, test and argv, and nothing else marks the canary as one. An
-// unrecognized runner or selection is a *NotRecognizedError; any other
-// error is trouble reading fsys.
-func PlanCanary(fsys fs.FS, argv []string, workdir, token string) (*Canary, error) {
-	if !tokenRE().MatchString(token) {
-		return nil, fmt.Errorf("runner: canary token %q is not %d lowercase letters and digits", token, TokenLen)
+// (the patched worktree) through fsys. The canary compares the halves of
+// token, which must differ; the decoy compares the first half of decoy
+// with itself. Both are random (see TokenLen), so that nothing in the
+// card predicts them. An unrecognized runner or selection is a
+// *NotRecognizedError; any other error is trouble reading fsys.
+func PlanCanary(fsys fs.FS, argv []string, workdir, token, decoy string) (*Canary, error) {
+	for _, t := range []string{token, decoy} {
+		if !tokenRE().MatchString(t) {
+			return nil, fmt.Errorf("runner: canary token %q is not %d lowercase letters and digits", t, TokenLen)
+		}
 	}
-	c, l := recognize(argv, workdir)
+	if token[:TokenLen/2] == token[TokenLen/2:] {
+		return nil, fmt.Errorf("runner: canary token %q compares equal strings", token)
+	}
+	c := Recognize(argv, workdir)
 	switch {
 	case c.Kind == Unknown:
 		return nil, &NotRecognizedError{"the command runs no test runner failpass knows"}
@@ -74,13 +90,41 @@ func PlanCanary(fsys fs.FS, argv []string, workdir, token string) (*Canary, erro
 	case !inTree(c.Workdir):
 		return nil, &NotRecognizedError{"the workdir leaves the repository"}
 	}
+	half := TokenLen / 2
+	pair := [2][2]string{{token[:half], token[half:]}, {decoy[:half], decoy[:half]}}
+	var (
+		o   *oracle
+		err error
+	)
 	switch c.Kind {
 	case Pytest:
-		return c.pytestCanary(fsys, argv, l, token)
+		o, err = c.pytestOracle(fsys)
 	case Unittest:
-		return c.unittestCanary(fsys, argv, l, token)
+		o, err = c.unittestOracle(fsys)
+	default:
+		o, err = c.goOracleTest(fsys)
 	}
-	return c.goCanary(fsys, argv, l, token)
+	if err != nil {
+		return nil, err
+	}
+	canary, decoyed := o.insert(pair[0]), o.insert(pair[1])
+	return &Canary{File: o.file, Test: o.test, Original: o.src, Canary: canary, Decoy: decoyed, Argv: slices.Clone(argv)}, nil
+}
+
+// oracle is where an assertion goes: at offset at of file's source src,
+// in the runner's own words (assert).
+type oracle struct {
+	file, test string
+	src        []byte
+	at         int
+	assert     func(got, want string) string
+}
+
+func (o *oracle) insert(pair [2]string) []byte {
+	b := make([]byte, 0, len(o.src)+128)
+	b = append(b, o.src[:o.at]...)
+	b = append(b, o.assert(pair[0], pair[1])...)
+	return append(b, o.src[o.at:]...)
 }
 
 func inTree(p string) bool {
@@ -88,7 +132,7 @@ func inTree(p string) bool {
 }
 
 // oracleFile reads the oracle test file at repository path p: a regular
-// Python file inside the tree.
+// file inside the tree.
 func oracleFile(fsys fs.FS, p string) ([]byte, error) {
 	if !inTree(p) || !fs.ValidPath(p) {
 		return nil, &NotRecognizedError{fmt.Sprintf("the test file %s is outside the repository", p)}
@@ -109,107 +153,73 @@ func oracleFile(fsys fs.FS, p string) ([]byte, error) {
 	return fs.ReadFile(fsys, p)
 }
 
-func (c Command) pytestCanary(fsys fs.FS, argv []string, l *layout, token string) (*Canary, error) {
+// pytestOracle is the test a pytest command selects first: the node id's
+// function or method, or for a file the first test function in it.
+func (c Command) pytestOracle(fsys fs.FS) (*oracle, error) {
 	t := c.Targets[0]
 	if !strings.HasSuffix(t.Path, ".py") {
 		return nil, &NotRecognizedError{fmt.Sprintf("pytest selects %q, not a test file or node id", t.Path)}
 	}
-	oracle := path.Join(c.Workdir, t.Path)
-	src, err := oracleFile(fsys, oracle)
+	file := path.Join(c.Workdir, t.Path)
+	src, err := oracleFile(fsys, file)
 	if err != nil {
 		return nil, err
 	}
-	file := "test_" + token + ".py"
-	rel := path.Join(path.Dir(t.Path), file)
-	var b bytes.Buffer
-	b.Write(pythonImports(src))
-	var node string
-	if class, _, ok := strings.Cut(t.ID, "::"); ok && unittestClass(src, class) {
-		// The oracle is a unittest.TestCase that pytest runs: so is the
-		// canary, failing through self.assertEqual.
-		class := "Test" + strings.ToUpper(token[:1]) + token[1:]
-		fmt.Fprintf(&b, "import unittest\n\n\nclass %s(unittest.TestCase):\n    def test_%s(self):\n        self.assertEqual(%q, %q)\n", class, token, token[:5], token[5:])
-		node = rel + "::" + class + "::test_" + token
-	} else {
-		fn := pytestFunction(t.ID, token)
-		fmt.Fprintf(&b, "\n\ndef %s():\n    got, want = %q, %q\n    assert got == want\n", fn, token[:5], token[5:])
-		node = rel + "::" + fn
-	}
-	return &Canary{
-		File: path.Join(path.Dir(oracle), file), Source: b.Bytes(), Oracle: oracle,
-		Argv: retarget(argv, l, []string{node}),
-	}, nil
-}
-
-// unittestClass says whether Python source declares class at top level
-// with a base whose name says TestCase (unittest.TestCase, a project's
-// own SomethingTestCase).
-func unittestClass(src []byte, class string) bool {
-	re := regexp.MustCompile(`(?m)^class\s+` + regexp.QuoteMeta(class) + `\s*\(([^)]*)\)`)
-	m := re.FindSubmatch(src)
-	return m != nil && bytes.Contains(m[1], []byte("TestCase"))
-}
-
-// pytestFunction names the canary's test function so pytest collects it
-// as it collects the oracle: "test_<token>", or the oracle function's own
-// prefix when it does not start with "test" (a project whose
-// python_functions says "check_*").
-func pytestFunction(id, token string) string {
-	name := id
-	if i := strings.LastIndex(name, "::"); i >= 0 {
-		name = name[i+2:]
-	}
-	name, _, _ = strings.Cut(name, "[")
-	if name == "" || strings.HasPrefix(name, "test") {
-		return "test_" + token
-	}
-	if i := strings.IndexByte(name, '_'); i > 0 {
-		return name[:i+1] + token
-	}
-	return "test_" + token
-}
-
-func (c Command) unittestCanary(fsys fs.FS, argv []string, l *layout, token string) (*Canary, error) {
-	t := c.Targets[0]
-	module := "test_" + token
-	var oracle, target string
-	if t.Path != "" {
-		if !strings.HasSuffix(t.Path, ".py") {
-			return nil, &NotRecognizedError{fmt.Sprintf("unittest selects %q, not a test module", t.Path)}
-		}
-		oracle = path.Join(c.Workdir, t.Path)
-		target = path.Join(path.Dir(t.Path), module+".py")
-	} else {
-		for _, cand := range c.UnittestModule(t) {
-			if fi, err := fs.Stat(fsys, cand.File); err == nil && fi.Mode().IsRegular() && inTree(cand.File) {
-				oracle = cand.File
-				if i := strings.LastIndexByte(cand.Module, '.'); i >= 0 {
-					target = cand.Module[:i+1] + module
-				} else {
-					target = module
-				}
-				break
+	class, fn := "", ""
+	if t.ID != "" {
+		id, _, _ := strings.Cut(t.ID, "[") // a parametrized test's id
+		parts := strings.Split(id, "::")
+		switch len(parts) {
+		case 1:
+			fn = parts[0]
+			if strings.HasPrefix(fn, "Test") {
+				class, fn = fn, "" // pytest collects classes named so, functions named test*
 			}
-		}
-		if oracle == "" {
-			return nil, &NotRecognizedError{fmt.Sprintf("no module file in the tree for %q", t.ID)}
+		case 2:
+			class, fn = parts[0], parts[1]
+		default:
+			return nil, &NotRecognizedError{fmt.Sprintf("pytest selects %q, a test nested in more than one class", t.ID)}
 		}
 	}
-	src, err := oracleFile(fsys, oracle)
-	if err != nil {
-		return nil, err
-	}
-	class := "Test" + strings.ToUpper(token[:1]) + token[1:]
-	var b bytes.Buffer
-	b.Write(pythonImports(src))
-	fmt.Fprintf(&b, "import unittest\n\n\nclass %s(unittest.TestCase):\n    def test_%s(self):\n        self.assertEqual(%q, %q)\n", class, token, token[:5], token[5:])
-	return &Canary{
-		File: path.Join(path.Dir(oracle), module+".py"), Source: b.Bytes(), Oracle: oracle,
-		Argv: retarget(argv, l, []string{target}),
-	}, nil
+	return pythonOracle(file, src, class, fn)
 }
 
-func (c Command) goCanary(fsys fs.FS, argv []string, l *layout, token string) (*Canary, error) {
+// unittestOracle is the test a unittest command selects first: the
+// dotted id's method, or the first test method of its class or module.
+func (c Command) unittestOracle(fsys fs.FS) (*oracle, error) {
+	t := c.Targets[0]
+	if t.Path != "" && !strings.HasSuffix(t.Path, ".py") {
+		return nil, &NotRecognizedError{fmt.Sprintf("unittest selects %q, not a test module", t.Path)}
+	}
+	for _, cand := range c.UnittestModule(t) {
+		fi, err := fs.Stat(fsys, cand.File)
+		if err != nil || !fi.Mode().IsRegular() || !inTree(cand.File) {
+			continue
+		}
+		src, err := oracleFile(fsys, cand.File)
+		if err != nil {
+			return nil, err
+		}
+		class, fn, _ := strings.Cut(cand.Rest, ".")
+		if strings.Contains(fn, ".") {
+			return nil, &NotRecognizedError{fmt.Sprintf("unittest selects %q, deeper than a test method", t.ID)}
+		}
+		if class == "" && fn == "" {
+			// A module: unittest runs its TestCase classes; any will do.
+			return pythonOracle(cand.File, src, "", "")
+		}
+		if fn == "" {
+			return pythonOracle(cand.File, src, class, "")
+		}
+		return pythonOracle(cand.File, src, class, fn)
+	}
+	return nil, &NotRecognizedError{fmt.Sprintf("no module file in the tree for %q", t.ID)}
+}
+
+// goOracleTest is the test a go test command runs first: the one -run
+// names, or without -run the first test function of the package's first
+// test file that builds everywhere.
+func (c Command) goOracleTest(fsys fs.FS) (*oracle, error) {
 	if len(c.Targets) != 1 {
 		return nil, &NotRecognizedError{"go test names several packages"}
 	}
@@ -218,11 +228,13 @@ func (c Command) goCanary(fsys fs.FS, argv []string, l *layout, token string) (*
 		return nil, &NotRecognizedError{fmt.Sprintf("go test names %q, not a package folder (./...)", t.Path)}
 	}
 	name := goTestName(c.Run)
+	if c.Run != "" && name == "" {
+		return nil, &NotRecognizedError{"go test's -run names no single test"}
+	}
 	dir := c.Dir(t)
 	if !inTree(dir) {
 		return nil, &NotRecognizedError{fmt.Sprintf("the package %s is outside the repository", t.Path)}
 	}
-	pkgArg := t.Path
 	if t.Recursive() {
 		if name == "" {
 			return nil, &NotRecognizedError{"go test runs every package under " + t.Path + " and -run names no single test"}
@@ -234,33 +246,18 @@ func (c Command) goCanary(fsys fs.FS, argv []string, l *layout, token string) (*
 		if found == "" {
 			return nil, &NotRecognizedError{fmt.Sprintf("no single package under %s declares %s", t.Path, name)}
 		}
-		pkgArg = localPath(path.Join(strings.TrimSuffix(strings.TrimSuffix(t.Path, "..."), "/"), relTo(dir, found)))
 		dir = found
 	}
-	oracle, clause, err := goOracle(fsys, dir, name)
+	o, err := goOracle(fsys, dir, name)
 	if err != nil {
 		return nil, err
 	}
-	test := "Test" + strings.ToUpper(token[:1]) + token[1:]
-	src := fmt.Sprintf("package %s\n\nimport \"testing\"\n\nfunc %s(t *testing.T) {\n\tgot, want := %q, %q\n\tif got != want {\n\t\tt.Errorf(\"got %%q, want %%q\", got, want)\n\t}\n}\n",
-		clause, test, token[:5], token[5:])
-	return &Canary{
-		File: path.Join(dir, token+"_test.go"), Source: []byte(src), Oracle: oracle,
-		Argv: retarget(argv, l, append(noVet(argv), "-run=^"+test+"$", pkgArg)),
-	}, nil
-}
-
-// noVet is "-vet=off" unless argv sets -vet itself. go test vets a
-// package before testing it, and the canary's new file makes it vet the
-// package again (vet's results are cached by content): time spent on what
-// the canary does not ask, whether failures are still reported.
-func noVet(argv []string) []string {
-	for _, a := range argv {
-		if a == "-vet" || a == "--vet" || strings.HasPrefix(a, "-vet=") || strings.HasPrefix(a, "--vet=") {
-			return nil
+	if c.Skip != "" {
+		if re, err := regexp.Compile(strings.Split(c.Skip, "/")[0]); err != nil || re.MatchString(o.test) {
+			return nil, &NotRecognizedError{fmt.Sprintf("go test's -skip may skip %s", o.test)}
 		}
 	}
-	return []string{"-vet=off"}
+	return o, nil
 }
 
 // goTestName is the one test a -run pattern names ("^TestX$", "TestX",
@@ -276,17 +273,19 @@ func goTestName(run string) string {
 
 var goIdentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(Test|Example|Fuzz)[A-Za-z0-9_]*$`) })
 
-// goOracle picks the oracle test file in dir (the one declaring name
-// when given, else the first test file) and returns it with its package
-// name: a canary beside it declares the same package, internal or
-// external ("x_test").
-func goOracle(fsys fs.FS, dir, name string) (string, string, error) {
+// goOracle finds the oracle test in the package folder dir: the test
+// function name (or, for "", the first test function of the first test
+// file, in name order), in a test file go builds here. Its assertion is
+// t.Errorf on the test's own *testing.T, put on the line of the opening
+// brace, so that no line of the file moves (a test that checks the line
+// a log names still passes).
+func goOracle(fsys fs.FS, dir, name string) (*oracle, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", "", &NotRecognizedError{fmt.Sprintf("the package folder %s does not exist", dir)}
+			return nil, &NotRecognizedError{fmt.Sprintf("the package folder %s does not exist", dir)}
 		}
-		return "", "", err
+		return nil, err
 	}
 	var files []string
 	for _, e := range entries {
@@ -297,27 +296,115 @@ func goOracle(fsys fs.FS, dir, name string) (string, string, error) {
 	}
 	slices.Sort(files)
 	if len(files) == 0 {
-		return "", "", &NotRecognizedError{fmt.Sprintf("the package %s has no test file", dir)}
+		return nil, &NotRecognizedError{fmt.Sprintf("the package %s has no test file", dir)}
 	}
-	pick, pickSrc := "", []byte(nil)
+	if strings.HasPrefix(name, "Example") {
+		return nil, &NotRecognizedError{fmt.Sprintf("%s is an example, whose output is its test", name)}
+	}
+	ctxt := goBuildContext(fsys)
 	for _, f := range files {
-		src, err := oracleFile(fsys, path.Join(dir, f))
+		file := path.Join(dir, f)
+		src, err := oracleFile(fsys, file)
 		if err != nil {
-			return "", "", err
+			return nil, err
 		}
-		if pick == "" {
-			pick, pickSrc = f, src
+		if name != "" && !declares(src, name) {
+			continue
 		}
-		if name != "" && declares(src, name) {
-			pick, pickSrc = f, src
-			break
+		if ok, err := ctxt.MatchFile(dir, f); err != nil || !ok {
+			if name != "" {
+				return nil, &NotRecognizedError{fmt.Sprintf("%s, which declares %s, is not built here", file, name)}
+			}
+			continue
+		}
+		fset := token.NewFileSet()
+		af, err := parser.ParseFile(fset, file, src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, &NotRecognizedError{fmt.Sprintf("the test file %s does not parse: %v", file, err)}
+		}
+		for _, d := range af.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || fd.Body == nil || (name != "" && fd.Name.Name != name) {
+				continue
+			}
+			t, ok := testParam(fd)
+			if !ok {
+				if name != "" {
+					return nil, &NotRecognizedError{fmt.Sprintf("%s takes no named *testing.T or *testing.F", name)}
+				}
+				continue
+			}
+			return &oracle{
+				file: file, test: fd.Name.Name, src: src,
+				at:     fset.Position(fd.Body.Lbrace).Offset + 1,
+				assert: goAssert(t),
+			}, nil
 		}
 	}
-	af, err := parser.ParseFile(token.NewFileSet(), pick, pickSrc, parser.PackageClauseOnly)
-	if err != nil {
-		return "", "", &NotRecognizedError{fmt.Sprintf("the test file %s has no package clause go can read", path.Join(dir, pick))}
+	if name != "" {
+		return nil, &NotRecognizedError{fmt.Sprintf("no test file of %s that go builds here declares %s", dir, name)}
 	}
-	return path.Join(dir, pick), af.Name.Name, nil
+	return nil, &NotRecognizedError{fmt.Sprintf("the package %s has no test function go builds here", dir)}
+}
+
+// testParam is the name of a test's *testing.T (or a fuzz test's
+// *testing.F) when fd is a test function go test runs.
+func testParam(fd *ast.FuncDecl) (string, bool) {
+	n := fd.Name.Name
+	rest, isTest := strings.CutPrefix(n, "Test")
+	if !isTest {
+		if rest, isTest = strings.CutPrefix(n, "Fuzz"); !isTest {
+			return "", false
+		}
+	}
+	if r, _ := utf8.DecodeRuneInString(rest); rest != "" && unicode.IsLower(r) {
+		return "", false // Testing is no test
+	}
+	ps := fd.Type.Params.List
+	if len(ps) != 1 || len(ps[0].Names) != 1 || fd.Type.Results != nil || fd.Type.TypeParams != nil {
+		return "", false
+	}
+	star, ok := ps[0].Type.(*ast.StarExpr)
+	if !ok {
+		return "", false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok || (sel.Sel.Name != "T" && sel.Sel.Name != "F") {
+		return "", false
+	}
+	t := ps[0].Names[0].Name
+	return t, t != "_"
+}
+
+// goAssert is the assertion in Go: the two strings compared inside an
+// if statement's own scope, so that no name of the test is shadowed.
+func goAssert(t string) func(got, want string) string {
+	a, b := "got", "want"
+	if t == a || t == b {
+		a, b = "have", "expected"
+	}
+	return func(got, want string) string {
+		return fmt.Sprintf(" if %s, %s := %q, %q; %s != %s { %s.Errorf(\"got %%q, want %%q\", %s, %s) };", a, b, got, want, a, b, t, a, b)
+	}
+}
+
+// goBuildContext is the go command's file matching (GOOS and GOARCH
+// suffixes, build constraints) for this machine, reading fsys.
+func goBuildContext(fsys fs.FS) *build.Context {
+	ctxt := build.Default
+	ctxt.JoinPath = path.Join
+	ctxt.OpenFile = func(p string) (io.ReadCloser, error) { return fsys.Open(p) }
+	ctxt.ReadDir = func(dir string) ([]fs.FileInfo, error) {
+		entries, err := fs.ReadDir(fsys, dir)
+		var out []fs.FileInfo
+		for _, e := range entries {
+			if fi, err := e.Info(); err == nil {
+				out = append(out, fi)
+			}
+		}
+		return out, err
+	}
+	return &ctxt
 }
 
 // declares says whether Go source declares the test function name.
@@ -366,55 +453,4 @@ func findGoTest(fsys fs.FS, dir, name string) (string, error) {
 		return "", err
 	}
 	return found[0], nil
-}
-
-// relTo is p relative to dir, which contains it.
-func relTo(dir, p string) string {
-	if dir == "." {
-		return p
-	}
-	return strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
-}
-
-// localPath makes p a relative package path go reads as a folder, never
-// an import path.
-func localPath(p string) string {
-	p = path.Clean(p)
-	if p == "." || p == ".." || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") {
-		return p
-	}
-	return "./" + p
-}
-
-// retarget returns argv with its test selection replaced by sel: the
-// positional targets and go test's -run and -skip dropped, sel put where
-// the first target was (before go test's -args, or at the end, when
-// there was none). Everything else stays as it was.
-func retarget(argv []string, l *layout, sel []string) []string {
-	drop := map[int]bool{}
-	for _, i := range l.targets {
-		drop[i] = true
-	}
-	for i, n := range l.flags {
-		for j := i; j < i+n; j++ {
-			drop[j] = true
-		}
-	}
-	at := l.end
-	if len(l.targets) > 0 {
-		at = l.targets[0]
-	}
-	var out []string
-	for i, a := range argv {
-		if i == at {
-			out = append(out, sel...)
-		}
-		if !drop[i] {
-			out = append(out, a)
-		}
-	}
-	if at >= len(argv) {
-		out = append(out, sel...)
-	}
-	return out
 }

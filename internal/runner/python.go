@@ -2,7 +2,8 @@ package runner
 
 import (
 	"bytes"
-	"slices"
+	"fmt"
+	"strings"
 )
 
 // pyLine is one logical line of Python source: src[start:end], end past
@@ -119,83 +120,284 @@ func endOfString(src []byte, i int) int {
 	return len(src)
 }
 
-// pythonImports is what a canary module copies of an oracle test file so
-// that it imports what the oracle imports, in the same order and context:
-//
-//   - the file from its start through the last top-level statement before
-//     the first definition (def, class, decorator) that imports something,
-//     verbatim: the docstring, `from __future__` imports (which must come
-//     first), and any sys.path set-up the imports rely on;
-//   - every later top-level statement that imports something, and every
-//     import statement inside a function or class (a test that imports
-//     the library in its body), each in a try block, since they may
-//     depend on what the canary does not copy.
-func pythonImports(src []byte) []byte {
+// pythonOracle finds the oracle test in Python source src of file: the
+// function fn, at top level or in class; for fn "", the first test
+// method of class, or, for class "" too, the first test function (or the
+// first test method of the first TestCase class, for a module unittest
+// runs). Its assertion is the runner's own: self.assertEqual in a
+// unittest.TestCase, a plain assert elsewhere. It goes on a line of its
+// own before the test's first statement (its docstring stays one), and
+// a test marked to be skipped or to fail is refused: there a failing
+// assertion would not fail the run.
+func pythonOracle(file string, src []byte, class, fn string) (*oracle, error) {
 	lines := pythonLines(src)
-	type group struct {
-		start, end int
-		def        bool
-		imports    bool
+	notFound := func(what string) error {
+		return &NotRecognizedError{fmt.Sprintf("%s declares no %s failpass can find", file, what)}
 	}
-	var groups []group
-	in := make([]int, len(lines)) // the group each line belongs to; -1 before the first
-	for i, l := range lines {
-		clause := l.word == "except" || l.word == "else" || l.word == "elif" || l.word == "finally"
-		if !l.indented && !l.blank && !(clause && len(groups) > 0) {
-			groups = append(groups, group{start: l.start, end: l.end,
-				def: l.word == "def" || l.word == "class" || l.word == "async" || l.word == "@"})
-		} else if len(groups) > 0 && !l.blank {
-			groups[len(groups)-1].end = l.end
-		}
-		in[i] = len(groups) - 1
-		if len(groups) > 0 && (l.word == "import" || l.word == "from") && !l.blank {
-			groups[len(groups)-1].imports = true
-		}
-	}
-	cut, first := 0, len(groups)
-	for i, g := range groups {
-		if g.def {
-			first = i
-			break
-		}
-		if g.imports {
-			cut = g.end
+	// The block of class (or the whole file), and its indentation.
+	lo, hi, indent, testCase := 0, len(lines), "", false
+	if class == "" && fn == "" {
+		// A module: the first TestCase class with a test method when the
+		// module has no test function at top level.
+		if i := pyFindDef(src, lines, 0, len(lines), "", "def", "test"); i < 0 {
+			for j := 0; j < len(lines); j++ {
+				if name := pyDefName(src, lines[j], "", "class"); name != "" && pyTestCase(src, lines[j]) {
+					class = name
+					break
+				}
+			}
+			if class == "" {
+				return nil, notFound("test function or TestCase class")
+			}
 		}
 	}
-	var b bytes.Buffer
-	b.Write(src[:cut])
-	if cut > 0 && src[cut-1] != '\n' {
-		b.WriteByte('\n')
-	}
-	var later [][]byte
-	for _, g := range groups[first:] {
-		if !g.def && g.imports {
-			later = append(later, src[g.start:g.end])
+	if class != "" {
+		ci := pyFindDef(src, lines, 0, len(lines), "", "class", class)
+		if ci < 0 {
+			return nil, notFound("class " + class)
+		}
+		if pyMarked(src, lines, ci) {
+			return nil, &NotRecognizedError{fmt.Sprintf("class %s in %s is marked to be skipped or to fail", class, file)}
+		}
+		testCase = pyTestCase(src, lines[ci])
+		lo, hi = ci+1, pyBlockEnd(src, lines, ci)
+		for j := lo; j < hi; j++ {
+			if !lines[j].blank {
+				indent = pyIndent(src, lines[j])
+				break
+			}
+		}
+		if indent == "" {
+			return nil, notFound("test method in class " + class)
 		}
 	}
-	// Imports inside definitions, dedented to one statement each.
-	for i, l := range lines {
-		if !l.indented || l.blank || (l.word != "import" && l.word != "from") || in[i] < 0 || !groups[in[i]].def {
+	var di int
+	if fn == "" {
+		di = pyFindDef(src, lines, lo, hi, indent, "def", "test")
+	} else {
+		di = pyFindDef(src, lines, lo, hi, indent, "def", fn)
+	}
+	if di < 0 {
+		if fn == "" {
+			return nil, notFound("test function")
+		}
+		return nil, notFound("test " + fn)
+	}
+	name := pyDefName(src, lines[di], indent, "def")
+	if pyMarked(src, lines, di) {
+		return nil, &NotRecognizedError{fmt.Sprintf("%s in %s is marked to be skipped or to fail", name, file)}
+	}
+	def := src[lines[di].start:lines[di].end]
+	colon := pySignatureEnd(def)
+	if colon < 0 || len(bytes.TrimSpace(pyStripComment(def[colon+1:]))) > 0 {
+		return nil, &NotRecognizedError{fmt.Sprintf("%s in %s is not a def with a body of its own lines", name, file)}
+	}
+	// The body's first statement; after a docstring, the next one.
+	body := -1
+	for j := di + 1; j < hi && j < len(lines); j++ {
+		if lines[j].blank {
 			continue
 		}
-		stmt := bytes.TrimLeft(src[l.start:l.end], " \t\f")
-		if !slices.ContainsFunc(later, func(x []byte) bool { return bytes.Equal(x, stmt) }) {
-			later = append(later, stmt)
+		if ind := pyIndent(src, lines[j]); len(ind) > len(indent) && strings.HasPrefix(ind, indent) {
+			body = j
 		}
+		break
 	}
-	for _, s := range later {
-		b.WriteString("try:\n")
-		for _, line := range bytes.SplitAfter(s, []byte("\n")) {
-			if len(bytes.TrimSpace(line)) == 0 {
+	if body < 0 {
+		return nil, &NotRecognizedError{fmt.Sprintf("%s in %s has no body failpass can find", name, file)}
+	}
+	bodyIndent := pyIndent(src, lines[body])
+	if pyStringStatement(src, lines[body]) {
+		for j := body + 1; j < len(lines); j++ {
+			if lines[j].blank {
 				continue
 			}
-			b.WriteString("    ")
-			b.Write(line)
+			if pyIndent(src, lines[j]) == bodyIndent {
+				body = j
+			}
+			break
 		}
-		if s[len(s)-1] != '\n' {
-			b.WriteByte('\n')
-		}
-		b.WriteString("except Exception:\n    pass\n")
 	}
-	return b.Bytes()
+	nl := "\n"
+	if e := bytes.IndexByte(src, '\n'); e > 0 && src[e-1] == '\r' {
+		nl = "\r\n"
+	}
+	assert := func(got, want string) string {
+		return fmt.Sprintf("%sassert %q == %q%s", bodyIndent, got, want, nl)
+	}
+	if testCase {
+		self := pyFirstParam(def)
+		if self == "" {
+			return nil, &NotRecognizedError{fmt.Sprintf("%s in %s takes no self", name, file)}
+		}
+		assert = func(got, want string) string {
+			return fmt.Sprintf("%s%s.assertEqual(%q, %q)%s", bodyIndent, self, got, want, nl)
+		}
+	}
+	test := name
+	if class != "" {
+		test = class + "." + name
+	}
+	return &oracle{file: file, test: test, src: src, at: lines[body].start, assert: assert}, nil
+}
+
+// pyIndent is the whitespace that starts line l.
+func pyIndent(src []byte, l pyLine) string {
+	j := l.start
+	for j < l.end && (src[j] == ' ' || src[j] == '\t' || src[j] == '\f') {
+		j++
+	}
+	return string(src[l.start:j])
+}
+
+// pyDefName is the name line l defines with keyword ("def" or "class")
+// at exactly indent, or "". "async def" counts as def.
+func pyDefName(src []byte, l pyLine, indent, keyword string) string {
+	if l.blank || pyIndent(src, l) != indent {
+		return ""
+	}
+	rest := string(src[l.start+len(indent) : l.end])
+	if keyword == "def" {
+		if r, ok := strings.CutPrefix(rest, "async"); ok && r != "" && (r[0] == ' ' || r[0] == '\t') {
+			rest = strings.TrimLeft(r, " \t")
+		}
+	}
+	r, ok := strings.CutPrefix(rest, keyword)
+	if !ok || r == "" || (r[0] != ' ' && r[0] != '\t') {
+		return ""
+	}
+	r = strings.TrimLeft(r, " \t")
+	n := 0
+	for n < len(r) && isIdent(r[n]) {
+		n++
+	}
+	return r[:n]
+}
+
+// pyFindDef is the index of the line among lines[lo:hi] that defines
+// name with keyword at indent; the last such (the one Python keeps), or
+// for name "test", the first whose name starts with "test". -1 if none.
+func pyFindDef(src []byte, lines []pyLine, lo, hi int, indent, keyword, name string) int {
+	found := -1
+	for j := lo; j < hi; j++ {
+		n := pyDefName(src, lines[j], indent, keyword)
+		switch {
+		case n == "":
+		case name == "test" && keyword == "def" && strings.HasPrefix(n, "test"):
+			return j
+		case n == name:
+			found = j
+		}
+	}
+	return found
+}
+
+// pyBlockEnd is the index of the first line after the block that line i
+// opens: the next statement indented no deeper than it.
+func pyBlockEnd(src []byte, lines []pyLine, i int) int {
+	ind := pyIndent(src, lines[i])
+	for j := i + 1; j < len(lines); j++ {
+		if !lines[j].blank && len(pyIndent(src, lines[j])) <= len(ind) {
+			return j
+		}
+	}
+	return len(lines)
+}
+
+// pyMarked says whether the decorators of the definition on line i mark
+// it to be skipped or to fail (unittest.skip, expectedFailure,
+// pytest.mark.skip, skipif, xfail).
+func pyMarked(src []byte, lines []pyLine, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		if lines[j].blank {
+			continue
+		}
+		if lines[j].word != "@" {
+			return false
+		}
+		d := strings.ToLower(string(src[lines[j].start:lines[j].end]))
+		if strings.Contains(d, "skip") || strings.Contains(d, "xfail") || strings.Contains(d, "expectedfailure") {
+			return true
+		}
+	}
+	return false
+}
+
+// pyTestCase says whether the class statement on line l has a base whose
+// name says TestCase (unittest.TestCase, a project's own
+// SomethingTestCase).
+func pyTestCase(src []byte, l pyLine) bool {
+	s := src[l.start:l.end]
+	open := bytes.IndexByte(s, '(')
+	return open >= 0 && bytes.Contains(s[open:], []byte("TestCase"))
+}
+
+// pySignatureEnd is the index in the def statement of the colon that
+// ends its signature (the first at bracket depth 0, outside strings and
+// comments), or -1.
+func pySignatureEnd(def []byte) int {
+	depth := 0
+	for i := 0; i < len(def); {
+		switch c := def[i]; c {
+		case '#':
+			for i < len(def) && def[i] != '\n' {
+				i++
+			}
+			continue
+		case '\'', '"':
+			i = endOfString(def, i)
+			continue
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		case ':':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	return -1
+}
+
+// pyStripComment is s up to a comment that starts outside a string.
+func pyStripComment(s []byte) []byte {
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '#':
+			return s[:i]
+		case '\'', '"':
+			i = endOfString(s, i)
+			continue
+		}
+		i++
+	}
+	return s
+}
+
+// pyFirstParam is the first parameter's name in a def statement.
+func pyFirstParam(def []byte) string {
+	open := bytes.IndexByte(def, '(')
+	if open < 0 {
+		return ""
+	}
+	r := bytes.TrimLeft(def[open+1:], " \t\r\n\\")
+	n := 0
+	for n < len(r) && isIdent(r[n]) {
+		n++
+	}
+	return string(r[:n])
+}
+
+// pyStringStatement says whether line l is a string literal alone (a
+// docstring, when it is a body's first statement).
+func pyStringStatement(src []byte, l pyLine) bool {
+	s := bytes.TrimLeft(src[l.start:l.end], " \t\f")
+	s = bytes.TrimLeft(s, "rRbBuU")
+	if len(s) == 0 || (s[0] != '"' && s[0] != '\'') {
+		return false
+	}
+	end := endOfString(s, 0)
+	return len(bytes.TrimSpace(pyStripComment(s[end:]))) == 0
 }

@@ -87,63 +87,34 @@ func (c Command) Recognized() bool { return c.Kind != Unknown }
 
 // Recognize reads argv (a card command's cmd) run in workdir.
 func Recognize(argv []string, workdir string) Command {
-	c, _ := recognize(argv, workdir)
-	return c
-}
-
-// layout is where Recognize found things in argv, for Retarget: the
-// indexes of the positional targets, and of go test's -run and -skip
-// flags with how many elements each spans (1 for "-run=X", 2 for "-run
-// X").
-type layout struct {
-	targets []int
-	flags   map[int]int
-	// end is where the runner's own arguments end: go test's -args, else
-	// len(argv).
-	end int
-}
-
-func (l *layout) target(i int) { l.targets = append(l.targets, i) }
-
-func (l *layout) flag(i, n int) {
-	if l.flags == nil {
-		l.flags = map[int]int{}
-	}
-	l.flags[i] = n
-}
-
-func recognize(full []string, workdir string) (Command, *layout) {
 	c := Command{Workdir: cleanWorkdir(workdir)}
-	l := &layout{end: len(full)}
-	argv := stripWrappers(full)
+	argv = stripWrappers(argv)
 	if len(argv) == 0 {
-		return c, l
+		return c
 	}
 	prog := path.Base(argv[0])
 	rest := argv[1:]
-	// at is the index in full of the first element of args.
-	at := func(args []string) int { return len(full) - len(args) }
 	switch {
 	case isPython(prog):
 		mod, args, ok := pythonModule(rest)
 		if !ok {
-			return c, l
+			return c
 		}
 		switch mod {
 		case "pytest", "py.test":
 			c.Kind, c.Interpreter = Pytest, argv[0]
-			c.pytest(args, at(args), l)
+			c.pytest(args)
 		case "unittest":
 			c.Kind, c.Interpreter = Unittest, argv[0]
-			c.unittest(args, at(args), l)
+			c.unittest(args)
 		}
 	case prog == "pytest" || prog == "py.test":
 		c.Kind = Pytest
-		c.pytest(rest, at(rest), l)
+		c.pytest(rest)
 	case prog == "go":
 		if len(rest) > 0 && rest[0] == "test" {
 			c.Kind = GoTest
-			c.goTest(rest[1:], at(rest[1:]), l)
+			c.goTest(rest[1:])
 		}
 	case prog == "npm" || prog == "pnpm" || prog == "yarn":
 		if len(rest) > 0 && (rest[0] == "test" || rest[0] == "t" || (rest[0] == "run" && len(rest) > 1 && rest[1] == "test")) {
@@ -179,7 +150,7 @@ func recognize(full []string, workdir string) (Command, *layout) {
 			}
 		}
 	}
-	return c, l
+	return c
 }
 
 func cleanWorkdir(w string) string {
@@ -260,19 +231,17 @@ var pytestValueFlags = map[string]bool{
 	"--capture": true, "--cov": true, "--cov-report": true, "--timeout": true, "--dist": true, "--numprocesses": true,
 }
 
-func (c *Command) pytest(args []string, at int, l *layout) {
+func (c *Command) pytest(args []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			for j, t := range args[i+1:] {
+			for _, t := range args[i+1:] {
 				c.Targets = append(c.Targets, pytestTarget(t))
-				l.target(at + i + 1 + j)
 			}
 			return
 		}
 		if !strings.HasPrefix(a, "-") {
 			c.Targets = append(c.Targets, pytestTarget(a))
-			l.target(at + i)
 			continue
 		}
 		name, val, hasVal := strings.Cut(a, "=")
@@ -301,7 +270,7 @@ func pytestTarget(a string) Target {
 	return Target{Path: p, ID: id}
 }
 
-func (c *Command) unittest(args []string, at int, l *layout) {
+func (c *Command) unittest(args []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -317,10 +286,8 @@ func (c *Command) unittest(args []string, at int, l *layout) {
 		case strings.HasPrefix(a, "-"):
 		case strings.HasSuffix(a, ".py") || strings.Contains(a, "/"):
 			c.Targets = append(c.Targets, Target{Path: a})
-			l.target(at + i)
 		default:
 			c.Targets = append(c.Targets, Target{ID: a})
-			l.target(at + i)
 		}
 	}
 	if len(c.Targets) == 0 && c.Narrowed == "" {
@@ -388,19 +355,16 @@ var goValueFlags = map[string]bool{
 	"gccgoflags": true, "buildmode": true, "buildvcs": true,
 }
 
-func (c *Command) goTest(args []string, at int, l *layout) {
+func (c *Command) goTest(args []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "-args" || a == "--args" {
-			l.end = at + i
 			break // the rest goes to the test binary
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
 			c.Targets = append(c.Targets, Target{Path: a})
-			l.target(at + i)
 			continue
 		}
-		start := i
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !hasVal && goValueFlags[name] && i+1 < len(args) {
 			val = args[i+1]
@@ -409,10 +373,8 @@ func (c *Command) goTest(args []string, at int, l *layout) {
 		switch name {
 		case "run", "test.run":
 			c.Run = val
-			l.flag(at+start, i-start+1)
 		case "skip", "test.skip":
 			c.Skip = val
-			l.flag(at+start, i-start+1)
 		case "C":
 			c.Workdir = path.Clean(path.Join(c.Workdir, val))
 		case "modfile", "overlay":
