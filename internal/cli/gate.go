@@ -45,8 +45,9 @@ func gateRulesHelp() string {
 		line += " " + r
 	}
 	b.WriteString(line + "\n")
-	b.WriteString("patch.canary: a failing test written beside the oracle test must fail under the pass\n" +
-		"  command; not run (runner not recognized) for a runner or selection it cannot follow,\n" +
+	b.WriteString("patch.canary: the oracle test, with an assertion that must fail put first in it, must\n" +
+		"  fail under the pass command (every other patched run has the assertion made to hold);\n" +
+		"  not run (runner not recognized) for a runner or selection it cannot follow,\n" +
 		"  not run (canary: \"off\" in the card) when the card turns it off.\n" +
 		"A run that timed out, died by a signal, exited 125-127, or (for go test, pytest and\n" +
 		"  unittest) failed for its environment, such as a package that did not build, is\n" +

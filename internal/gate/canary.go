@@ -167,6 +167,16 @@ func (g *gateRun) unplantDecoy() {
 	}
 }
 
+// runsTests says whether cmd is a test runner the decoy is written for,
+// whose tests it cannot break.
+func runsTests(cmd card.Command) bool {
+	switch runner.Recognize(cmd.Cmd, cmd.Workdir).Kind {
+	case runner.Pytest, runner.Unittest, runner.GoTest:
+		return true
+	}
+	return false
+}
+
 // writeOracle replaces the oracle test file's content, inside the
 // worktree.
 func (g *gateRun) writeOracle(content []byte) error {

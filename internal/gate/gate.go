@@ -1148,6 +1148,10 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 	case first.Exit != cmd.ExpectExit:
 		step.Status = StatusFail
 		step.Reason = fmt.Sprintf("exit %d, expected %d", first.Exit, cmd.ExpectExit)
+		if rule == RulePatchInvariant && g.canary.plan != nil && !runsTests(cmd) {
+			// Not the likely cause, but the one a user cannot see.
+			step.Reason += fmt.Sprintf(" (the run had the canary's decoy in %s; a command that checks that file's format or git status fails on it: see canary in docs/card.md)", g.canary.plan.File)
+		}
 		g.add(step)
 		return g.broken(rule, step.Reason)
 	}
