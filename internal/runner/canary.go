@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
-	"go/build"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
-	"io"
 	"io/fs"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -227,28 +227,28 @@ func (c Command) goOracleTest(fsys fs.FS) (*oracle, error) {
 	if !t.Local() {
 		return nil, &NotRecognizedError{fmt.Sprintf("go test names %q, not a package folder (./...)", t.Path)}
 	}
-	name := goTestName(c.Run)
-	if c.Run != "" && name == "" {
-		return nil, &NotRecognizedError{"go test's -run names no single test"}
+	names := goTestNames(c.Run)
+	if c.Run != "" && names == nil {
+		return nil, &NotRecognizedError{"go test's -run names no test by name"}
 	}
 	dir := c.Dir(t)
 	if !inTree(dir) {
 		return nil, &NotRecognizedError{fmt.Sprintf("the package %s is outside the repository", t.Path)}
 	}
 	if t.Recursive() {
-		if name == "" {
-			return nil, &NotRecognizedError{"go test runs every package under " + t.Path + " and -run names no single test"}
+		if names == nil {
+			return nil, &NotRecognizedError{"go test runs every package under " + t.Path + " and -run names no test"}
 		}
-		found, err := findGoTest(fsys, dir, name)
+		found, err := findGoTest(fsys, dir, names[0])
 		if err != nil {
 			return nil, err
 		}
 		if found == "" {
-			return nil, &NotRecognizedError{fmt.Sprintf("no single package under %s declares %s", t.Path, name)}
+			return nil, &NotRecognizedError{fmt.Sprintf("no single package under %s declares %s", t.Path, names[0])}
 		}
-		dir = found
+		dir, names = found, names[:1]
 	}
-	o, err := goOracle(fsys, dir, name)
+	o, err := goOracle(fsys, dir, names)
 	if err != nil {
 		return nil, err
 	}
@@ -260,26 +260,36 @@ func (c Command) goOracleTest(fsys fs.FS) (*oracle, error) {
 	return o, nil
 }
 
-// goTestName is the one test a -run pattern names ("^TestX$", "TestX",
-// "^TestX$/^sub$"), or "" when it names none or several.
-func goTestName(run string) string {
+// goTestNames are the tests a -run pattern names: "^TestX$", "TestX",
+// "^TestX$/^sub$", and the form card from-commit writes, "^(TestA|TestB)$";
+// nil when it names none, or names them by a pattern.
+func goTestNames(run string) []string {
 	first, _, _ := strings.Cut(run, "/")
 	first = strings.TrimSuffix(strings.TrimPrefix(first, "^"), "$")
-	if goIdentRE().MatchString(first) {
-		return first
+	if inner, ok := strings.CutPrefix(first, "("); ok {
+		if first, ok = strings.CutSuffix(inner, ")"); !ok {
+			return nil
+		}
 	}
-	return ""
+	names := strings.Split(first, "|")
+	for _, n := range names {
+		if !goIdentRE().MatchString(n) {
+			return nil
+		}
+	}
+	return names
 }
 
 var goIdentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(Test|Example|Fuzz)[A-Za-z0-9_]*$`) })
 
-// goOracle finds the oracle test in the package folder dir: the test
-// function name (or, for "", the first test function of the first test
-// file, in name order), in a test file go builds here. Its assertion is
+// goOracle finds the oracle test in the package folder dir: the first of
+// the test functions names declared (for none, the first test function)
+// in the first test file, in name order, that go builds here and declares
+// one. Its assertion is
 // t.Errorf on the test's own *testing.T, put on the line of the opening
 // brace, so that no line of the file moves (a test that checks the line
 // a log names still passes).
-func goOracle(fsys fs.FS, dir, name string) (*oracle, error) {
+func goOracle(fsys fs.FS, dir string, names []string) (*oracle, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -298,22 +308,32 @@ func goOracle(fsys fs.FS, dir, name string) (*oracle, error) {
 	if len(files) == 0 {
 		return nil, &NotRecognizedError{fmt.Sprintf("the package %s has no test file", dir)}
 	}
-	if strings.HasPrefix(name, "Example") {
-		return nil, &NotRecognizedError{fmt.Sprintf("%s is an example, whose output is its test", name)}
+	var tests []string
+	for _, n := range names {
+		if !strings.HasPrefix(n, "Example") {
+			tests = append(tests, n)
+		}
 	}
-	ctxt := goBuildContext(fsys)
+	if len(names) > 0 && len(tests) == 0 {
+		return nil, &NotRecognizedError{fmt.Sprintf("%s is an example, whose output is its test", names[0])}
+	}
+	name := strings.Join(tests, " or ")
+	declared := func(src []byte) bool {
+		return len(tests) == 0 || slices.ContainsFunc(tests, func(n string) bool { return declares(src, n) })
+	}
+	notBuilt := "" // a file that declares one of tests, but is not built
 	for _, f := range files {
 		file := path.Join(dir, f)
 		src, err := oracleFile(fsys, file)
 		if err != nil {
 			return nil, err
 		}
-		if name != "" && !declares(src, name) {
+		if !declared(src) {
 			continue
 		}
-		if ok, err := ctxt.MatchFile(dir, f); err != nil || !ok {
-			if name != "" {
-				return nil, &NotRecognizedError{fmt.Sprintf("%s, which declares %s, is not built here", file, name)}
+		if !goBuilt(f, src) {
+			if name != "" && notBuilt == "" {
+				notBuilt = file
 			}
 			continue
 		}
@@ -324,13 +344,13 @@ func goOracle(fsys fs.FS, dir, name string) (*oracle, error) {
 		}
 		for _, d := range af.Decls {
 			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || fd.Body == nil || (name != "" && fd.Name.Name != name) {
+			if !ok || fd.Recv != nil || fd.Body == nil || (len(tests) > 0 && !slices.Contains(tests, fd.Name.Name)) {
 				continue
 			}
 			t, ok := testParam(fd)
 			if !ok {
 				if name != "" {
-					return nil, &NotRecognizedError{fmt.Sprintf("%s takes no named *testing.T or *testing.F", name)}
+					return nil, &NotRecognizedError{fmt.Sprintf("%s takes no named *testing.T or *testing.F", fd.Name.Name)}
 				}
 				continue
 			}
@@ -340,6 +360,9 @@ func goOracle(fsys fs.FS, dir, name string) (*oracle, error) {
 				assert: goAssert(t),
 			}, nil
 		}
+	}
+	if notBuilt != "" {
+		return nil, &NotRecognizedError{fmt.Sprintf("%s, which declares %s, is not built here", notBuilt, name)}
 	}
 	if name != "" {
 		return nil, &NotRecognizedError{fmt.Sprintf("no test file of %s that go builds here declares %s", dir, name)}
@@ -388,23 +411,76 @@ func goAssert(t string) func(got, want string) string {
 	}
 }
 
-// goBuildContext is the go command's file matching (GOOS and GOARCH
-// suffixes, build constraints) for this machine, reading fsys.
-func goBuildContext(fsys fs.FS) *build.Context {
-	ctxt := build.Default
-	ctxt.JoinPath = path.Join
-	ctxt.OpenFile = func(p string) (io.ReadCloser, error) { return fsys.Open(p) }
-	ctxt.ReadDir = func(dir string) ([]fs.FileInfo, error) {
-		entries, err := fs.ReadDir(fsys, dir)
-		var out []fs.FileInfo
-		for _, e := range entries {
-			if fi, err := e.Info(); err == nil {
-				out = append(out, fi)
+// goBuilt says whether the go command builds the test file name, with
+// source src, on this machine: its name's GOOS and GOARCH suffixes and
+// its //go:build line (go/build's rules, which that package would apply
+// only by running the go command). A tag it cannot know (cgo, a custom
+// tag) counts as unset: a canary put where go may not build it would
+// pass, and refuse an honest fix.
+func goBuilt(name string, src []byte) bool {
+	stem := strings.TrimSuffix(strings.TrimSuffix(name, ".go"), "_test")
+	parts := strings.Split(stem, "_")
+	n := len(parts)
+	switch {
+	case n >= 3 && goKnownOS[parts[n-2]] && goKnownArch[parts[n-1]]:
+		if parts[n-2] != runtime.GOOS || parts[n-1] != runtime.GOARCH {
+			return false
+		}
+	case n >= 2 && goKnownOS[parts[n-1]]:
+		if parts[n-1] != runtime.GOOS {
+			return false
+		}
+	case n >= 2 && goKnownArch[parts[n-1]]:
+		if parts[n-1] != runtime.GOARCH {
+			return false
+		}
+	}
+	af, err := parser.ParseFile(token.NewFileSet(), name, src, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		return false
+	}
+	for _, g := range af.Comments {
+		if g.Pos() > af.Package {
+			break
+		}
+		for _, c := range g.List {
+			if !constraint.IsGoBuild(c.Text) && !constraint.IsPlusBuild(c.Text) {
+				continue
+			}
+			x, err := constraint.Parse(c.Text)
+			if err != nil {
+				return false
+			}
+			ok := x.Eval(func(tag string) bool {
+				switch {
+				case tag == runtime.GOOS, tag == runtime.GOARCH, tag == "gc":
+					return true
+				case tag == "unix":
+					return runtime.GOOS != "windows" && runtime.GOOS != "plan9" && runtime.GOOS != "js" && runtime.GOOS != "wasip1"
+				}
+				return strings.HasPrefix(tag, "go1.")
+			})
+			if !ok {
+				return false
 			}
 		}
-		return out, err
 	}
-	return &ctxt
+	return true
+}
+
+// goKnownOS and goKnownArch are the GOOS and GOARCH values a file name's
+// suffix may name (go/build's lists).
+var (
+	goKnownOS   = setOf("aix android darwin dragonfly freebsd hurd illumos ios js linux nacl netbsd openbsd plan9 solaris wasip1 windows zos")
+	goKnownArch = setOf("386 amd64 amd64p32 arm armbe arm64 arm64be loong64 mips mipsle mips64 mips64le mips64p32 mips64p32le ppc ppc64 ppc64le riscv riscv64 s390 s390x sparc sparc64 wasm")
+)
+
+func setOf(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
 }
 
 // declares says whether Go source declares the test function name.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -80,6 +81,8 @@ func TestPlanCanary(t *testing.T) {
 		{"go test without -run: first test file", []string{"go", "test", "./calc", "-v"}, ".",
 			"calc/a_test.go", "TestA", "func TestA(got *testing.T) { if have, expected := \"qk3m9x\", \"z0a2b1\"; have != expected { got.Errorf(\"got %q, want %q\", have, expected) };}\n"},
 		{"go test ./... finds the package", []string{"go", "test", "-run=TestAdd", "./...", "-args", "-x"}, ".",
+			"calc/b_test.go", "TestAdd", "func TestAdd(t *testing.T) { if got, want := \"qk3m9x\", \"z0a2b1\"; got != want { t.Errorf(\"got %q, want %q\", got, want) };}\n"},
+		{"go test -run as card from-commit writes it", []string{"go", "test", "-count=1", "-run", "^(ExampleAdd|TestLinux|TestAdd)$", "."}, "calc",
 			"calc/b_test.go", "TestAdd", "func TestAdd(t *testing.T) { if got, want := \"qk3m9x\", \"z0a2b1\"; got != want { t.Errorf(\"got %q, want %q\", got, want) };}\n"},
 		{"go test in the package folder, a fuzz test", []string{"go", "test", "-run", "FuzzF"}, "calc",
 			"calc/b_test.go", "FuzzF", "func FuzzF(f *testing.F) { if got, want := \"qk3m9x\", \"z0a2b1\"; got != want { f.Errorf(\"got %q, want %q\", got, want) };\n"},
@@ -195,6 +198,35 @@ func TestPlanCanaryPython(t *testing.T) {
 	}
 }
 
+func TestGoBuilt(t *testing.T) {
+	other := "windows"
+	if runtime.GOOS == "windows" {
+		other = "linux"
+	}
+	for _, tt := range []struct {
+		name, src string
+		want      bool
+	}{
+		{"a_test.go", "package a", true},
+		{"a_" + runtime.GOOS + "_test.go", "package a", true},
+		{"a_" + other + "_test.go", "package a", false},
+		{"a_" + runtime.GOOS + "_" + runtime.GOARCH + "_test.go", "package a", true},
+		{"a_" + runtime.GOOS + "_sparc64_test.go", "package a", runtime.GOARCH == "sparc64"},
+		{"linux_test.go", "package a", true}, // a name that is only a GOOS is no suffix
+		{"a_test.go", "//go:build " + runtime.GOOS + " || " + other + "\n\npackage a", true},
+		{"a_test.go", "// Copyright\n\n//go:build integration\n\npackage a", false},
+		{"a_test.go", "//go:build go1.20 && !cgo\n\npackage a", true},
+		{"a_test.go", "//go:build cgo\n\npackage a", false},
+		{"a_test.go", "// +build ignore\n\npackage a", false},
+		{"a_test.go", "package a\n\n//go:build ignore\n", true}, // after the clause: a comment
+		{"a_test.go", "//go:build (\n\npackage a", false},
+	} {
+		if got := goBuilt(tt.name, []byte(tt.src)); got != tt.want {
+			t.Errorf("goBuilt(%s, %q) = %v, want %v", tt.name, tt.src, got, tt.want)
+		}
+	}
+}
+
 func TestPlanCanaryNotRecognized(t *testing.T) {
 	for _, tt := range []struct {
 		argv    []string
@@ -215,8 +247,9 @@ func TestPlanCanaryNotRecognized(t *testing.T) {
 		{[]string{"python3", "-m", "unittest", "discover", "-s", "tests"}, ".", "unittest discover"},
 		{[]string{"python3", "-m", "unittest", "-k", "x", "tests.test_u"}, ".", "unittest -k"},
 		{[]string{"python3", "-m", "unittest", "site.pkg.test_z"}, ".", "no module file"},
-		{[]string{"go", "test", "./..."}, ".", "names no single test"},
-		{[]string{"go", "test", "-run", "TestA|TestB", "./calc"}, ".", "-run names no single test"},
+		{[]string{"go", "test", "./..."}, ".", "-run names no test"},
+		{[]string{"go", "test", "-run", "TestA.*", "./calc"}, ".", "-run names no test by name"},
+		{[]string{"go", "test", "-run", "^(TestA|TestB", "./calc"}, ".", "-run names no test by name"},
 		{[]string{"go", "test", "-run", "TestNone", "./..."}, ".", "no single package"},
 		{[]string{"go", "test", "-run", "TestNone", "./calc"}, ".", "declares TestNone"},
 		{[]string{"go", "test", "-run", "TestAdd", "-skip", "Add", "./calc"}, ".", "-skip may skip TestAdd"},
