@@ -263,7 +263,9 @@ type gateRun struct {
 	// base's entries at the paths the diff names (see startReading).
 	readDiff func() (*patch.ChangeSet, error)
 	listed   func() *listing
-	// patched is the worktree as the diff made it, for repatch.
+	// patched is the worktree as the diff made it, with the canary's
+	// decoy in the oracle test: what every patched run is given, and
+	// repatch puts back.
 	patched *worktree.Snapshot
 	// harnessAllowed is the effective budget's allow_harness
 	// (budgetRules), which treeAltered honours too.
@@ -962,7 +964,7 @@ func (g *gateRun) afresh(ctx context.Context, what string) error {
 }
 
 // repatch puts the worktree back to the patched tree exactly as the diff
-// makes it. Usually the runs changed no file of it (they write caches
+// makes it, the canary's decoy in the oracle test (plantDecoy). Usually the runs changed no file of it (they write caches
 // and reports beside them): removing what they added is all it takes,
 // without git (worktree.Restore against g.patched). Otherwise it resets
 // to the base (untracked and ignored files removed, the files the runs

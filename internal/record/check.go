@@ -243,8 +243,9 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 
 // checkCanaryStep checks what a patch.canary step may hold: no expected
 // exit (a canary must exit non-zero, whatever code), runs of the pass
-// command's program retargeted at a test of failpass's (so not the card's
-// argv byte for byte), a reason exactly when it did not run.
+// command's program, a reason exactly when it did not run. The canary
+// runs the pass command as signed now; records of earlier failpass ran it
+// retargeted at a test of failpass's, and still verify.
 func checkCanaryStep(field string, st Step, c *card.Card) error {
 	switch {
 	case st.Expected != nil:
