@@ -286,6 +286,7 @@ const testMany = "import asyncio\r\nimport pytest\r\n\r\ndef helper():\r\n\tpass
 func FuzzPythonLines(f *testing.F) {
 	f.Add("import os\nx = (1,\n2)\n'''a\nb'''\n")
 	f.Add("\"\\\n")
+	f.Add(testMany)
 	f.Fuzz(func(t *testing.T, src string) {
 		lines := pythonLines([]byte(src))
 		at := 0
@@ -298,6 +299,10 @@ func FuzzPythonLines(f *testing.F) {
 		if at != len(src) {
 			t.Fatalf("pythonLines(%q) covers %d of %d bytes", src, at, len(src))
 		}
-		_, _ = pythonOracle("f.py", []byte(src), "", "")
+		if o, err := pythonOracle("f.py", []byte(src), "", ""); err == nil {
+			if b := o.insert([2]string{"abcdef", "ghijkl"}); !strings.HasPrefix(string(b), src[:o.at]) || !strings.HasSuffix(string(b), src[o.at:]) {
+				t.Fatalf("pythonOracle(%q) inserts at %d into %q", src, o.at, b)
+			}
+		}
 	})
 }

@@ -62,6 +62,17 @@ func isIdent(c byte) bool {
 // endOfLogicalLine scans from i to just past the newline that ends the
 // logical line, or to len(src).
 func endOfLogicalLine(src []byte, i int) int {
+	if e := pyScan(src, i, func(j, depth int) bool { return src[j] == '\n' && depth == 0 }); e >= 0 {
+		return e + 1
+	}
+	return len(src)
+}
+
+// pyScan walks src from i as Python's tokenizer reads it and calls at
+// with the index and bracket depth of every byte outside comments,
+// strings (whose opening quote it is called with) and backslash escapes.
+// It returns the first index at which at says true, or -1.
+func pyScan(src []byte, i int, at func(i, depth int) bool) int {
 	depth := 0
 	for i < len(src) {
 		switch c := src[i]; c {
@@ -70,8 +81,8 @@ func endOfLogicalLine(src []byte, i int) int {
 				i++
 			}
 			continue
-		case '\'', '"':
-			i = endOfString(src, i)
+		case '\\':
+			i += 2 // a continuation ("\\\n") or an escape outside a string
 			continue
 		case '(', '[', '{':
 			depth++
@@ -79,17 +90,17 @@ func endOfLogicalLine(src []byte, i int) int {
 			if depth > 0 {
 				depth--
 			}
-		case '\\':
-			i += 2 // a continuation ("\\\n") or an escape outside a string
+		}
+		if at(i, depth) {
+			return i
+		}
+		if c := src[i]; c == '\'' || c == '"' {
+			i = endOfString(src, i)
 			continue
-		case '\n':
-			if depth == 0 {
-				return i + 1
-			}
 		}
 		i++
 	}
-	return len(src)
+	return -1
 }
 
 // endOfString returns the index just past the string literal that opens
@@ -189,7 +200,7 @@ func pythonOracle(file string, src []byte, class, fn string) (*oracle, error) {
 	}
 	def := src[lines[di].start:lines[di].end]
 	colon := pySignatureEnd(def)
-	if colon < 0 || len(bytes.TrimSpace(pyStripComment(def[colon+1:]))) > 0 {
+	if colon < 0 || !pyBlank(def[colon+1:]) {
 		return nil, &NotRecognizedError{fmt.Sprintf("%s in %s is not a def with a body of its own lines", name, file)}
 	}
 	// The body's first statement; after a docstring, the next one.
@@ -336,44 +347,14 @@ func pyTestCase(src []byte, l pyLine) bool {
 // ends its signature (the first at bracket depth 0, outside strings and
 // comments), or -1.
 func pySignatureEnd(def []byte) int {
-	depth := 0
-	for i := 0; i < len(def); {
-		switch c := def[i]; c {
-		case '#':
-			for i < len(def) && def[i] != '\n' {
-				i++
-			}
-			continue
-		case '\'', '"':
-			i = endOfString(def, i)
-			continue
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-		case ':':
-			if depth == 0 {
-				return i
-			}
-		}
-		i++
-	}
-	return -1
+	return pyScan(def, 0, func(i, depth int) bool { return def[i] == ':' && depth == 0 })
 }
 
-// pyStripComment is s up to a comment that starts outside a string.
-func pyStripComment(s []byte) []byte {
-	for i := 0; i < len(s); {
-		switch s[i] {
-		case '#':
-			return s[:i]
-		case '\'', '"':
-			i = endOfString(s, i)
-			continue
-		}
-		i++
-	}
-	return s
+// pyBlank says whether s holds nothing but whitespace and a comment.
+func pyBlank(s []byte) bool {
+	return pyScan(s, 0, func(i, _ int) bool {
+		return s[i] != ' ' && s[i] != '\t' && s[i] != '\f' && s[i] != '\r' && s[i] != '\n'
+	}) < 0
 }
 
 // pyFirstParam is the first parameter's name in a def statement.
@@ -399,5 +380,5 @@ func pyStringStatement(src []byte, l pyLine) bool {
 		return false
 	}
 	end := endOfString(s, 0)
-	return len(bytes.TrimSpace(pyStripComment(s[end:]))) == 0
+	return pyBlank(s[end:])
 }
