@@ -181,7 +181,7 @@ func (c Command) pytestOracle(fsys fs.FS) (*oracle, error) {
 			return nil, &NotRecognizedError{fmt.Sprintf("pytest selects %q, a test nested in more than one class", t.ID)}
 		}
 	}
-	return pythonOracle(file, src, class, fn)
+	return pythonOracle(file, src, Pytest, class, fn)
 }
 
 // unittestOracle is the test a unittest command selects first: the
@@ -204,14 +204,7 @@ func (c Command) unittestOracle(fsys fs.FS) (*oracle, error) {
 		if strings.Contains(fn, ".") {
 			return nil, &NotRecognizedError{fmt.Sprintf("unittest selects %q, deeper than a test method", t.ID)}
 		}
-		if class == "" && fn == "" {
-			// A module: unittest runs its TestCase classes; any will do.
-			return pythonOracle(cand.File, src, "", "")
-		}
-		if fn == "" {
-			return pythonOracle(cand.File, src, class, "")
-		}
-		return pythonOracle(cand.File, src, class, fn)
+		return pythonOracle(cand.File, src, Unittest, class, fn)
 	}
 	return nil, &NotRecognizedError{fmt.Sprintf("no module file in the tree for %q", t.ID)}
 }

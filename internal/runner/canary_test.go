@@ -32,6 +32,7 @@ func canaryTree() fstest.MapFS {
 		"calc/b_test.go":       f("// Package calc_test.\npackage calc_test\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {}\n\nfunc FuzzF(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, s string) {})\n}\n\nfunc TestNoT(*testing.T) {}\n\nfunc ExampleAdd() {}\n"),
 		"calc/c_linux_test.go": f("//go:build ignore\n\npackage calc\n\nimport \"testing\"\n\nfunc TestLinux(t *testing.T) {}\n"),
 		"tests/test_many.py":   f(testMany),
+		"tests/test_mod.py":    f("import unittest\n\n\ndef test_stray():\n    pass\n\n\ndef test():\n    pass\n\n\nclass Base(unittest.TestCase):\n    def helper(self):\n        pass\n\n\nclass Real(Base, unittest.TestCase):\n    def test_r(self):\n        pass\n"),
 		"other/x_test.go":      f("package other\n\nfunc TestOther(t *testing.T) {}\n"),
 		"nested/go.mod":        f("module example.org/n\n"),
 		"nested/y_test.go":     f("package nested\n\nfunc TestAdd(t *testing.T) {}\n"),
@@ -74,6 +75,10 @@ func TestPlanCanary(t *testing.T) {
 			"tests/test_u.py", "T.test_x", "        self.assertEqual(\"qk3m9x\", \"z0a2b1\")\n"},
 		{"unittest path", []string{"python3", "-m", "unittest", "tests/test_u.py"}, ".",
 			"tests/test_u.py", "T.test_x", "        self.assertEqual(\"qk3m9x\", \"z0a2b1\")\n"},
+		{"unittest module: unittest runs no function, nor a class without a test", []string{"python3", "-m", "unittest", "tests.test_mod"}, ".",
+			"tests/test_mod.py", "Real.test_r", "        self.assertEqual(\"qk3m9x\", \"z0a2b1\")\n"},
+		{"pytest: a test named test, not the first test*", []string{"pytest", "tests/test_mod.py::test"}, ".",
+			"tests/test_mod.py", "test", "    assert \"qk3m9x\" == \"z0a2b1\"\n"},
 		{"unittest class, its own self, after a docstring", []string{"python3", "-m", "unittest", "tests.test_u.U"}, ".",
 			"tests/test_u.py", "U.test_b", "        me.assertEqual(\"qk3m9x\", \"z0a2b1\")\n"},
 		{"go test one package, external test", []string{"go", "test", "-count=1", "-run", "^TestAdd$", "-skip", "TestQ", "./calc"}, ".",
@@ -299,7 +304,7 @@ func FuzzPythonLines(f *testing.F) {
 		if at != len(src) {
 			t.Fatalf("pythonLines(%q) covers %d of %d bytes", src, at, len(src))
 		}
-		if o, err := pythonOracle("f.py", []byte(src), "", ""); err == nil {
+		if o, err := pythonOracle("f.py", []byte(src), Pytest, "", ""); err == nil {
 			if b := o.insert([2]string{"abcdef", "ghijkl"}); !strings.HasPrefix(string(b), src[:o.at]) || !strings.HasSuffix(string(b), src[o.at:]) {
 				t.Fatalf("pythonOracle(%q) inserts at %d into %q", src, o.at, b)
 			}

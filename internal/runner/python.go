@@ -133,39 +133,45 @@ func endOfString(src []byte, i int) int {
 
 // pythonOracle finds the oracle test in Python source src of file: the
 // function fn, at top level or in class; for fn "", the first test
-// method of class, or, for class "" too, the first test function (or the
-// first test method of the first TestCase class, for a module unittest
-// runs). Its assertion is the runner's own: self.assertEqual in a
-// unittest.TestCase, a plain assert elsewhere. It goes on a line of its
-// own before the test's first statement (its docstring stays one), and
-// a test marked to be skipped or to fail is refused: there a failing
-// assertion would not fail the run.
-func pythonOracle(file string, src []byte, class, fn string) (*oracle, error) {
+// method of class, or, for class "" too, the first test function (for
+// pytest) or the first test method of the first TestCase class that has
+// one (for unittest, which runs nothing else). Its assertion is the
+// runner's own: self.assertEqual in a unittest.TestCase, a plain assert
+// elsewhere. It goes on a line of its own before the test's first
+// statement (its docstring stays one), and a test marked to be skipped
+// or to fail is refused: there a failing assertion would not fail the
+// run.
+func pythonOracle(file string, src []byte, kind Kind, class, fn string) (*oracle, error) {
 	lines := pythonLines(src)
-	notFound := func(what string) error {
-		return &NotRecognizedError{fmt.Sprintf("%s declares no %s failpass can find", file, what)}
-	}
-	// The block of class (or the whole file), and its indentation.
-	lo, hi, indent, testCase := 0, len(lines), "", false
-	if class == "" && fn == "" {
-		// A module: the first TestCase class with a test method when the
-		// module has no test function at top level.
-		if i := pyFindDef(src, lines, 0, len(lines), "", "def", "test"); i < 0 {
-			for j := 0; j < len(lines); j++ {
-				if name := pyDefName(src, lines[j], "", "class"); name != "" && pyTestCase(src, lines[j]) {
-					class = name
-					break
-				}
+	if class == "" && fn == "" && (kind == Unittest || pyFindDef(src, lines, 0, len(lines), "", "def", "", true) < 0) {
+		// A module: the first TestCase class with a test method.
+		for j := range lines {
+			name := pyDefName(src, lines[j], "", "class")
+			if name == "" || !pyTestCase(src, lines[j]) {
+				continue
 			}
-			if class == "" {
-				return nil, notFound("test function or TestCase class")
+			if o, err := pythonTest(file, src, lines, name, ""); err == nil {
+				return o, nil
 			}
 		}
+		return nil, pyNotFound(file, "TestCase class with a test method")
 	}
+	return pythonTest(file, src, lines, class, fn)
+}
+
+func pyNotFound(file, what string) error {
+	return &NotRecognizedError{fmt.Sprintf("%s declares no %s failpass can find", file, what)}
+}
+
+// pythonTest is pythonOracle for a test named by its class (or "") and
+// function (or "", for the first test function).
+func pythonTest(file string, src []byte, lines []pyLine, class, fn string) (*oracle, error) {
+	// The block of class (or the whole file), and its indentation.
+	lo, hi, indent, testCase := 0, len(lines), "", false
 	if class != "" {
-		ci := pyFindDef(src, lines, 0, len(lines), "", "class", class)
+		ci := pyFindDef(src, lines, 0, len(lines), "", "class", class, false)
 		if ci < 0 {
-			return nil, notFound("class " + class)
+			return nil, pyNotFound(file, "class "+class)
 		}
 		if pyMarked(src, lines, ci) {
 			return nil, &NotRecognizedError{fmt.Sprintf("class %s in %s is marked to be skipped or to fail", class, file)}
@@ -179,20 +185,15 @@ func pythonOracle(file string, src []byte, class, fn string) (*oracle, error) {
 			}
 		}
 		if indent == "" {
-			return nil, notFound("test method in class " + class)
+			return nil, pyNotFound(file, "test method in class "+class)
 		}
 	}
-	var di int
-	if fn == "" {
-		di = pyFindDef(src, lines, lo, hi, indent, "def", "test")
-	} else {
-		di = pyFindDef(src, lines, lo, hi, indent, "def", fn)
-	}
+	di := pyFindDef(src, lines, lo, hi, indent, "def", fn, fn == "")
 	if di < 0 {
 		if fn == "" {
-			return nil, notFound("test function")
+			return nil, pyNotFound(file, "test function")
 		}
-		return nil, notFound("test " + fn)
+		return nil, pyNotFound(file, "test "+fn)
 	}
 	name := pyDefName(src, lines[di], indent, "def")
 	if pyMarked(src, lines, di) {
@@ -219,7 +220,7 @@ func pythonOracle(file string, src []byte, class, fn string) (*oracle, error) {
 	}
 	bodyIndent := pyIndent(src, lines[body])
 	if pyStringStatement(src, lines[body]) {
-		for j := body + 1; j < len(lines); j++ {
+		for j := body + 1; j < hi; j++ {
 			if lines[j].blank {
 				continue
 			}
@@ -286,17 +287,17 @@ func pyDefName(src []byte, l pyLine, indent, keyword string) string {
 }
 
 // pyFindDef is the index of the line among lines[lo:hi] that defines
-// name with keyword at indent; the last such (the one Python keeps), or
-// for name "test", the first whose name starts with "test". -1 if none.
-func pyFindDef(src []byte, lines []pyLine, lo, hi int, indent, keyword, name string) int {
+// name with keyword at indent: the last such (the one Python keeps), or
+// with first, the first whose name starts with "test". -1 if none.
+func pyFindDef(src []byte, lines []pyLine, lo, hi int, indent, keyword, name string, first bool) int {
 	found := -1
 	for j := lo; j < hi; j++ {
 		n := pyDefName(src, lines[j], indent, keyword)
 		switch {
 		case n == "":
-		case name == "test" && keyword == "def" && strings.HasPrefix(n, "test"):
+		case first && strings.HasPrefix(n, "test"):
 			return j
-		case n == name:
+		case !first && n == name:
 			found = j
 		}
 	}
