@@ -135,10 +135,11 @@ func dispatch(ctx context.Context, env *Env, table []*command, path []string, ar
 		return runVersion(ctx, env, args[1:])
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		printUsage(env.Stderr, table, path)
 		if len(args) == 0 {
+			printUsage(env.Stderr, table, path)
 			return &UsageError{Msg: "missing command"}
 		}
+		printUsage(env.Stdout, table, path) // asked for: the command's output
 		return Exit(ExitOK)
 	}
 	name := args[0]

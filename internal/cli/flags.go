@@ -23,7 +23,9 @@ type flagSet struct {
 func newFlags(env *Env, name, usage string) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f := &flagSet{FlagSet: fs, usage: usage, out: env.Stderr}
+	// Help that was asked for (-h) is the command's output: stdout, so
+	// `failpass gate -h | less` works, as with go and gh.
+	f := &flagSet{FlagSet: fs, usage: usage, out: env.Stdout}
 	return f
 }
 
@@ -53,16 +55,37 @@ func (f *flagSet) parse(args []string) ([]string, error) {
 
 func (f *flagSet) printUsage() {
 	fmt.Fprintf(f.out, "usage: %s\n", strings.ReplaceAll(f.usage, "\n", "\n       "))
-	var b strings.Builder
-	f.FlagSet.SetOutput(&b)
-	f.FlagSet.PrintDefaults()
-	f.FlagSet.SetOutput(io.Discard)
-	if b.Len() > 0 {
-		fmt.Fprintf(f.out, "\nflags:\n%s", b.String())
+	if b := f.flagList(); b != "" {
+		fmt.Fprintf(f.out, "\nflags:\n%s", b)
 	}
 	if f.trailer != "" {
 		fmt.Fprintf(f.out, "\n%s", f.trailer)
 	}
+}
+
+// flagList lists the flags as the usage line spells them: --name, with
+// the placeholder of the flag's usage (`FILE`) and its default when it has
+// one. flag.PrintDefaults would say -name, which usage lines never do.
+func (f *flagSet) flagList() string {
+	var b strings.Builder
+	f.FlagSet.VisitAll(func(fl *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(fl)
+		dash := "--"
+		if len(fl.Name) == 1 {
+			dash = "-"
+		}
+		fmt.Fprintf(&b, "  %s%s", dash, fl.Name)
+		if arg != "" {
+			fmt.Fprintf(&b, " %s", arg)
+		}
+		b.WriteString("\n        ")
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n        "))
+		if d := fl.DefValue; d != "" && d != "false" && d != "0" && d != "[]" {
+			fmt.Fprintf(&b, " (default %s)", d)
+		}
+		b.WriteString("\n")
+	})
+	return b.String()
 }
 
 // stringList is a repeatable string flag (--diff A --diff B).

@@ -54,24 +54,14 @@ func (k Key) ID() string {
 	return hex.EncodeToString(sum[:])
 }
 
-var (
-	toolOnce sync.Once
-	toolID   string
-)
-
 // ToolID names the running failpass: its version and the SHA-256 of its
-// own executable, so a rebuilt development binary (version "devel") never
-// reuses results of the one before.
+// own executable, so a rebuilt development binary (whose version names no
+// exact build) never reuses results of the one before.
 func ToolID() string {
-	toolOnce.Do(func() {
-		toolID = version.String()
-		if exe, err := os.Executable(); err == nil {
-			if d, err := fileDigest(exe); err == nil {
-				toolID += " " + d
-			}
-		}
-	})
-	return toolID
+	if d := version.Executable(); d != "" {
+		return version.String() + " " + d
+	}
+	return version.String()
 }
 
 var digestMemo sync.Map // path+size+mtime -> digest
