@@ -19,7 +19,7 @@ import (
 	"github.com/failpass/failpass/internal/signoff"
 )
 
-const cardFromCommitUsage = "failpass card from-commit REV [--repo DIR] [-o CARD] [--reference-out DIFF] [--python PATH] [--force] [--sandbox=off]"
+const cardFromCommitUsage = "failpass card from-commit REV [--repo DIR] [-o CARD] [--reference-out DIFF] [--python PATH] [--force] [--sandbox=off] [--quiet]"
 
 // runCardFromCommit is `failpass card from-commit REV`: build a card and
 // its reference fix from an upstream fix commit (see internal/instance).
@@ -31,6 +31,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	refOut := fs.String("reference-out", "", "write the reference fix to `DIFF` (default: CARD without .yml, plus .reference.diff)")
 	python := fs.String("python", "", "the Python interpreter `PATH` a Python card names (default: found, see docs/card.md)")
 	force := fs.Bool("force", false, "overwrite CARD and DIFF if they exist")
+	quiet := fs.Bool("quiet", false, "print no progress on stderr")
 	sandboxMode := fs.String("sandbox", "on", "contain the test runs (`on` or off)")
 	pos, err := fs.parse(args)
 	if err != nil {
@@ -95,6 +96,11 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 		}
 		defer unlock()
 	}
+	prog := newStepProgress(env, "card from-commit", *quiet)
+	var step func(string) func()
+	if prog != nil {
+		step = prog.step
+	}
 	in, err := instance.Build(ctx, instance.Options{
 		Repo: repo,
 		Rev:  rev,
@@ -109,8 +115,9 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 			return &sandbox.Policy{CacheDir: cacheDir}
 		},
 		LogDir: logDir,
-		Step:   fromCommitSteps(env),
+		Step:   step,
 	})
+	prog.close()
 	var ue *instance.UnusableError
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -192,17 +199,4 @@ func fromCommitLogDir(repo *gitx.Repo) (string, error) {
 		return "", fmt.Errorf("log folder: %w", err)
 	}
 	return dir, nil
-}
-
-// fromCommitSteps shows each step of the build as it starts and ends, on
-// a terminal's stderr only (stepProgress); nil elsewhere.
-func fromCommitSteps(env *Env) func(string) func() {
-	p := newStepProgress(env)
-	if p == nil {
-		return nil
-	}
-	return func(name string) func() {
-		p.starting(name)
-		return func() { p.ended(name, name+": done") }
-	}
 }

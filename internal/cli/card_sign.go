@@ -23,7 +23,7 @@ import (
 )
 
 const (
-	cardSignUsage     = "failpass card sign --card FILE [--key KEY] [--principal NAME] [--repeat N] [--force] [--held-out DIR] [--reference DIFF] [--repo DIR]"
+	cardSignUsage     = "failpass card sign --card FILE [--key KEY] [--principal NAME] [--repeat N] [--force] [--held-out DIR] [--reference DIFF] [--repo DIR] [--quiet]"
 	cardVerifyUsage   = "failpass card verify --card FILE --allowed-signers FILE [--threshold N]"
 	cardAnnotateUsage = "failpass card annotate --card FILE --by NAME --note TEXT [--tighten max_files=N | max_changed_lines=N | deny_glob=GLOB | allow_harness=[GLOB] ...]"
 
@@ -54,6 +54,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	repoDir := fs.String("repo", ".", "the repository `DIR` the card's base lives in")
 	sandboxMode := fs.String("sandbox", "on", "contain the card's commands (`on` or off)")
 	heldOutDir := fs.String("held-out", "", "the card's held-out tests `DIR`: its digest is written into held_out.digest, and the held-out command must fail on the base")
+	quiet := fs.Bool("quiet", false, "print no progress on stderr")
 	refPath := fs.String("reference", "", "a reference fix `DIFF` that must make pass and invariant pass (its digest goes into the signoff)")
 	pos, err := fs.parse(args)
 	if err != nil {
@@ -137,10 +138,12 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	o := signoff.Options{Repo: repo, Card: c, CardPath: *path, Base: base, Repeat: *repeat,
 		Sandbox: gateSandbox(env, *sandboxMode == "off"), Env: gate.DefaultEnv(env.Getenv),
 		HeldOut: held, Reference: refDiff, Out: env.Stdout, Notes: env.Stderr}
-	if p := newStepProgress(env); p != nil { // nil unless stderr is a terminal
-		o.Progress = p
+	prog := newStepProgress(env, "card sign", *quiet)
+	if prog != nil {
+		o.Progress = prog
 	}
 	res, err := signoff.Run(ctx, o)
+	prog.close()
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ import (
 	"github.com/failpass/failpass/internal/signoff"
 )
 
-const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--manifest FILE] [--repo DIR] [--json]
+const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--manifest FILE] [--repo DIR] [--json] [--quiet]
     [--allow-unsigned | --allowed-signers FILE] [--repeat N] [--jobs N] [--no-cache] [--shard K/N]
     [--junit FILE] [--sandbox=off] [--keep-worktree] [--log-dir DIR] [--record FILE [--record-key KEY]]
     [--held-out DIR | --skip-held-out]
@@ -76,6 +76,7 @@ type gateFlags struct {
 	commits        string
 	heldOut        string
 	skipHeldOut    bool
+	quiet          bool
 }
 
 // batch says whether the candidates are gated as a batch (shared base
@@ -92,6 +93,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	fs.Var(&f.diffs, "diff", "a candidate diff `FILE` (- for stdin); repeatable")
 	fs.StringVar(&f.repo, "repo", ".", "the repository `DIR`")
 	fs.BoolVar(&f.json, "json", false, "print the verdict as JSON")
+	fs.BoolVar(&f.quiet, "quiet", false, "print no progress on stderr")
 	fs.BoolVar(&f.allowUnsigned, "allow-unsigned", false, "run an unsigned card (its commands are not verified)")
 	fs.StringVar(&f.allowedSigners, "allowed-signers", "", "SSH allowed_signers `FILE` to verify the card against")
 	fs.IntVar(&f.repeat, "repeat", 1, "run every card command `N` times; disagreeing runs break the rule")
@@ -258,14 +260,17 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 		Repeat: f.repeat, LogDir: f.logDir, KeepWorktree: f.keepWorktree,
 		Env: gate.DefaultEnv(env.Getenv), PatchedTree: f.record != "",
 	}
-	if !f.json {
-		if st := newStepProgress(env); st != nil {
-			o.Starting, o.Progress = st.starting, st.finished
-		}
+	prog := newStepProgress(env, "gate", f.quiet)
+	if prog != nil {
+		o.Starting, o.Progress = prog.starting, prog.finished
 	}
 	v, err := gate.Run(ctx, o)
+	prog.close()
 	if err != nil {
 		return err
+	}
+	if v.Failed() == gate.RuleCardSignature && len(c.Signatures) == 0 {
+		fmt.Fprintf(env.Stderr, "hint: sign the card first (failpass card sign --card %s --key KEY), then gate with --allowed-signers FILE; or try it unverified with --allow-unsigned\n", Sanitize(f.card))
 	}
 	if _, fetch, ok := strings.Cut(v.Reason, "fetch it: "); ok && v.Failed() == gate.RuleCardBase {
 		fmt.Fprintf(env.Stderr, "hint: the card's base is not in this repository; fetch it, then gate again: %s\n", Sanitize(fetch))

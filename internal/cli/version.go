@@ -24,4 +24,3 @@ func runVersion(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintln(env.Stdout, build)
 	return nil
 }
-

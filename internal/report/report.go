@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // Text writes the human form: one line per rule, then the verdict line.
@@ -30,7 +34,36 @@ func Text(w io.Writer, v *gate.Verdict) {
 	if repeated > 1 {
 		fmt.Fprintln(w, oneLine(flakyLine(v, repeated)))
 	}
+	if l := SandboxLine(v.Sandbox); l != "" {
+		fmt.Fprintln(w, oneLine(l))
+	}
 	fmt.Fprintln(w, oneLine(VerdictLine(v)))
+}
+
+// SandboxLine says, before the verdict, which containment layers the
+// card's commands ran without, so a verdict reached with the candidate's
+// code uncontained never reads like one that was contained:
+//
+//	sandbox: OFF (--sandbox=off): the card's commands ran uncontained
+//	sandbox: missing network, filesystem (mount namespace: operation not permitted)
+//
+// It is "" when every layer held, or when no command ran.
+func SandboxLine(r sandbox.Report) string {
+	if r.Off {
+		return "sandbox: OFF (--sandbox=off): the card's commands ran uncontained"
+	}
+	if len(r.Missing) == 0 {
+		return ""
+	}
+	line := "sandbox: missing " + strings.Join(r.Missing, ", ")
+	var why []string
+	for _, f := range slices.Sorted(maps.Keys(r.Why)) {
+		why = append(why, f+": "+r.Why[f])
+	}
+	if len(why) > 0 {
+		line += " (" + strings.Join(why, "; ") + ")"
+	}
+	return line
 }
 
 // flakyLine is the patch.flaky rule's line under --repeat: broken, held
