@@ -60,6 +60,7 @@ func init() {
 		{name: "results", summary: "merge shard outputs; show them as CI annotations", sub: resultsCommands()},
 		{name: "loop", summary: "run and inspect the review-fix loop", sub: loopCommands()},
 		{name: "gc", summary: "remove what dead runs left, and old caches and logs", run: runGC},
+		{name: "completion", summary: "print a shell completion script (bash, zsh, fish)", run: runCompletion},
 		{name: "version", summary: "print the version", run: runVersion},
 	}
 }
