@@ -111,6 +111,11 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{Msg: fmt.Sprintf("no usable signer principal (%q)", who),
 			Hint: "pass --principal you@example.org, the name allowed_signers lists for your key"}
 	}
+	if *principal == "" {
+		// The gate checks the principal against allowed_signers, which
+		// may name this key otherwise: say where the name came from.
+		fmt.Fprintf(env.Stderr, "card sign: signing as %s (git config user.email); if allowed_signers names your key otherwise, pass --principal NAME\n", Sanitize(who))
+	}
 
 	// A card that carries signatures is co-signed over the same bytes, or
 	// with --force re-signed from scratch. Co-signing a card whose signed

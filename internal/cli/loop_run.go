@@ -36,7 +36,7 @@ type loopStartFlags struct {
 	cycles, pr                                                                       int
 }
 
-func runLoopStart(ctx context.Context, env *Env, args []string) error {
+func runLoopStart(ctx context.Context, env *Env, args []string) (err error) {
 	f := &loopStartFlags{}
 	fs := newFlags(env, "loop start", loopStartUsage)
 	fs.StringVar(&f.branch, "branch", "", "the committed candidate `BRANCH`")
@@ -68,6 +68,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer func() { err = jsonTrouble(env, f.json, err) }()
 	if len(pos) > 0 {
 		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0]), Hint: "run 'failpass loop start -h' for usage"}
 	}
@@ -268,7 +269,7 @@ func printOutcome(env *Env, out *loop.Outcome, asJSON bool) error {
 	return nil
 }
 
-func runLoopResume(ctx context.Context, env *Env, args []string) error {
+func runLoopResume(ctx context.Context, env *Env, args []string) (err error) {
 	fs := newFlags(env, "loop resume", "failpass loop resume --id ID [--json] [--repo DIR]")
 	id := fs.String("id", "", "invocation `ID` to resume")
 	asJSON := fs.Bool("json", false, "print the terminal result as JSON")
@@ -277,6 +278,7 @@ func runLoopResume(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer func() { err = jsonTrouble(env, *asJSON, err) }()
 	if len(pos) > 0 || *id == "" {
 		return &UsageError{Msg: "loop resume needs --id ID and nothing else", Hint: "'failpass loop status' lists the loops"}
 	}
@@ -315,7 +317,7 @@ func runLoopResume(ctx context.Context, env *Env, args []string) error {
 	return printOutcome(env, out, *asJSON)
 }
 
-func runLoopStatus(ctx context.Context, env *Env, args []string) error {
+func runLoopStatus(ctx context.Context, env *Env, args []string) (err error) {
 	fs := newFlags(env, "loop status", "failpass loop status [--id ID] [--json] [--repo DIR]")
 	id := fs.String("id", "", "show only this invocation `ID`")
 	asJSON := fs.Bool("json", false, "print the checkpoint (and terminal result) as JSON")
@@ -324,6 +326,7 @@ func runLoopStatus(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer func() { err = jsonTrouble(env, *asJSON, err) }()
 	if len(pos) > 0 {
 		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
@@ -381,6 +384,33 @@ func statusLine(s loop.Status) string {
 		fmt.Fprintf(&b, "unreadable: %s", s.Err)
 	}
 	return b.String()
+}
+
+// jsonTrouble passes err on; under --json, trouble (what exits 2) also
+// prints one object on stdout, {"error": {"message": ..., "hints": [...]}},
+// so a script that reads only stdout learns why there is no result.
+func jsonTrouble(env *Env, asJSON bool, err error) error {
+	if !asJSON || err == nil || isExit(err) {
+		return err
+	}
+	type jsonErr struct {
+		Message string   `json:"message"`
+		Hints   []string `json:"hints,omitempty"`
+	}
+	e := jsonErr{Message: err.Error()}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		e.Message = "usage error: " + ue.Msg
+		if ue.Hint != "" {
+			e.Hints = []string{ue.Hint}
+		}
+	} else if msg, hints, ok := userError(err); ok {
+		e.Message, e.Hints = msg, hints
+	}
+	_ = writeJSONLine(env, struct {
+		Error jsonErr `json:"error"`
+	}{e})
+	return err
 }
 
 func writeJSONLine(env *Env, v any) error {
