@@ -1082,6 +1082,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 	var exits []string
 	agree, conclusive := true, true
 	var first *run.Result
+	var firstLog string
 	kind := runner.Unknown
 	if rule == RuleBaseFail || rule == RuleBaseInvariant {
 		kind = runner.Recognize(cmd.Cmd, cmd.Workdir).Kind
@@ -1123,7 +1124,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		}
 		if first == nil {
 			r := res
-			first = &r
+			first, firstLog = &r, logPath
 		} else if res.Exit != first.Exit || res.Inconclusive() != first.Inconclusive() {
 			agree = false
 		}
@@ -1150,6 +1151,15 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 	case first.Exit != cmd.ExpectExit:
 		step.Status = StatusFail
 		step.Reason = fmt.Sprintf("exit %d, expected %d", first.Exit, cmd.ExpectExit)
+		if kind == runner.Unknown {
+			// A patched run that did not compile fails its rule (the
+			// candidate broke the build), but the reason should say
+			// so, with the compiler's first error, rather than leave
+			// the user to open the log.
+			if why := classify(runner.Recognize(cmd.Cmd, cmd.Workdir).Kind, *first, firstLog); why != "" {
+				step.Reason += ": " + why
+			}
+		}
 		if rule == RulePatchInvariant && g.canary.plan != nil && !runsTests(cmd) {
 			// Not the likely cause, but the one a user cannot see.
 			step.Reason += fmt.Sprintf(" (the run had the canary's decoy in %s; a command that checks that file's format or git status fails on it: see canary in docs/card.md)", g.canary.plan.File)
