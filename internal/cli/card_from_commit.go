@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -144,8 +145,13 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	header := fmt.Sprintf("# Built by failpass card from-commit from %s (%s).\n# Base: %s, kept as %s.\n# Reference fix: %s. Sign with:\n#   failpass card sign --card %s --reference %s\n",
-		in.Rev, commitSubject(ctx, repo, in.Rev), in.Base, in.BaseRef, *refOut, *out, *refOut)
+	// The header names the files as seen from the card's own folder: a
+	// card is committed and shared, and the maintainer's absolute paths
+	// mean nothing elsewhere (and say more about their machine than a
+	// card should).
+	cardName, refName := filepath.Base(*out), cardRelative(*out, *refOut)
+	header := fmt.Sprintf("# Built by failpass card from-commit from %s (%s).\n# Base: %s, kept as %s.\n# Reference fix: %s. Sign with, from this card's folder:\n#   failpass card sign --card %s --reference %s\n",
+		in.Rev, commitSubject(ctx, repo, in.Rev), in.Base, in.BaseRef, refName, cardName, refName)
 	data = append([]byte(header), data...)
 	if _, err := card.Parse(*out, data); err != nil {
 		return fmt.Errorf("the card from-commit wrote does not parse: %w", err)
@@ -168,6 +174,20 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "reference %s: written (%s)\ncard %s: written\n", *refOut, signoff.ReferenceDigest(in.Reference), *out)
 	fmt.Fprintf(env.Stderr, "next: failpass card sign --card %s --reference %s\n", *out, *refOut)
 	return nil
+}
+
+// cardRelative names path as seen from the folder of the card at
+// cardPath; a path that cannot be named from there without leaving it is
+// named by its file name alone.
+func cardRelative(cardPath, path string) string {
+	dir, err1 := filepath.Abs(filepath.Dir(cardPath))
+	p, err2 := filepath.Abs(path)
+	if err1 == nil && err2 == nil {
+		if rel, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(path)
 }
 
 // commitSubject is rev's subject line, kept to characters a card's
