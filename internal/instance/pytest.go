@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gitx"
 )
 
 // pytestBase is how every pytest command of a card starts: no cache
@@ -113,6 +115,9 @@ func (b *builder) pyTests(ctx context.Context, tests []Change) (fail, inv card.C
 		}
 		r := parsePytest(out)
 		if len(r.Collect) > 0 || res.Exit >= 2 && res.Exit <= 4 {
+			if m := b.missingDependency(ctx, out); m != "" {
+				return fail, inv, missingDependencyError(m, py)
+			}
 			what := "the base does not collect"
 			if s == onFix {
 				what = "the tests do not collect with the fix"
@@ -275,4 +280,45 @@ func pySummary(files []string, base, fix map[string]string) string {
 		parts = append(parts[:6], fmt.Sprintf("%d more", len(parts)-6))
 	}
 	return strings.Join(parts, "; ")
+}
+
+var missingModuleRE = regexp.MustCompile(`ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_.]*)'`)
+
+// missingDependency returns the top-level name of a module a test run
+// could not import when neither the base's tree nor the fix's holds a
+// package or module of that name anywhere: a third-party dependency this
+// interpreter lacks, which no fix could mend, rather than an API the fix
+// adds. "" otherwise.
+func (b *builder) missingDependency(ctx context.Context, out []byte) string {
+	m := missingModuleRE.FindSubmatch(out)
+	if m == nil {
+		return ""
+	}
+	top, _, _ := strings.Cut(string(m[1]), ".")
+	for _, commit := range []string{b.inst.Base, b.inst.Rev} {
+		files, err := gitx.CommandEnv(ctx, b.o.Repo.Dir, nil, nil, "ls-tree", "-r", "-z", "--name-only", commit)
+		if err != nil {
+			return ""
+		}
+		for _, p := range strings.Split(string(files), "\x00") {
+			for _, part := range strings.Split(p, "/") {
+				if part == top || part == top+".py" {
+					return ""
+				}
+			}
+		}
+	}
+	return top
+}
+
+// missingDependencyError is the environment trouble of a test run that
+// could not import module, which the repository does not hold.
+func missingDependencyError(module, py string) *EnvError {
+	return &EnvError{
+		Msg: fmt.Sprintf("the tests import %s, which is not installed for %s and is not in the repository", module, py),
+		Hints: []string{
+			fmt.Sprintf("install it for that interpreter (%s -m pip install %s; its package may have another name), or pass --python PATH of an environment that has the project's test dependencies", py, module),
+			"a card that must find it on a clean machine needs a prepare command that installs it (docs/sandbox.md, \"the prepare command\")",
+		},
+	}
 }

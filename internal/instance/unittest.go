@@ -104,6 +104,9 @@ func (b *builder) unittestTests(ctx context.Context, tests []Change) (fail, inv 
 		}
 		r := parseUnittest(out)
 		if len(r.Collect) > 0 {
+			if m := b.missingDependency(ctx, out); m != "" {
+				return fail, inv, missingDependencyError(m, py)
+			}
 			what := "the base does not import"
 			if s == onFix {
 				what = "the tests do not import with the fix"
