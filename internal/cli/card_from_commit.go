@@ -49,7 +49,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	}
 	repo, err := gitx.Open(ctx, *repoDir)
 	if err != nil {
-		return repoError(*repoDir, err)
+		return repoError(err)
 	}
 	// The output paths are settled, and refused if taken, before anything
 	// runs: a build takes minutes.

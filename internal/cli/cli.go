@@ -234,6 +234,17 @@ func exitCode(env *Env, err error) int {
 		printError(env.Stderr, "failpass: usage error: ", ue.Msg, hints)
 		return ExitTrouble
 	}
+	// A repository folder that is not there is the command line's fault
+	// (--repo), whichever command opened it.
+	var nf *gitx.NotFolderError
+	if errors.As(err, &nf) {
+		what := "not a folder"
+		if errors.Is(nf, os.ErrNotExist) {
+			what = "no such folder"
+		}
+		printError(env.Stderr, "failpass: usage error: ", "--repo "+nf.Dir+": "+what, []string{"pass the folder of a git repository"})
+		return ExitTrouble
+	}
 	if msg, hints, ok := userError(err); ok {
 		printError(env.Stderr, "failpass: error: ", msg, hints)
 		return ExitTrouble
