@@ -263,6 +263,13 @@ func exitCode(env *Env, err error) int {
 // a message cannot forge a hint line.
 func printError(w io.Writer, prefix, msg string, hints []string) {
 	fmt.Fprintf(w, "%s%s\n", prefix, Sanitize(msg))
+	printHints(w, hints)
+}
+
+// printHints writes hint lines, sanitized as printError's are: a command
+// that prints its own result line (record verify, card from-commit) and
+// then hints carrying a record's or a commit's text uses it too.
+func printHints(w io.Writer, hints []string) {
 	for _, h := range hints {
 		fmt.Fprintf(w, "hint: %s\n", Sanitize(h))
 	}

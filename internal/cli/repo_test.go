@@ -13,13 +13,7 @@ func TestGateRepoNotAFolder(t *testing.T) {
 	dir := t.TempDir()
 	card := filepath.Join(dir, "card.yml")
 	diff := filepath.Join(dir, "fix.diff")
-	if err := os.WriteFile(card, []byte(`id: "T"
-base_ref: "main"
-fail: {cmd: ["false"], expect_exit: 1}
-pass: {cmd: ["true"], expect_exit: 0}
-invariant: {cmd: ["true"], expect_exit: 0}
-budget: {max_files: 1, max_changed_lines: 10}
-`), 0o644); err != nil {
+	if err := os.WriteFile(card, []byte(testCard), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(diff, []byte("diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-a\n+b\n"), 0o644); err != nil {
