@@ -13,7 +13,7 @@ import (
 	"github.com/failpass/failpass/internal/pathglob"
 )
 
-// Rule ids, in the order Check applies them (INTERFACES.md).
+// Rule ids, in the order Check applies them (the rule table of README.md).
 const (
 	RuleBinary  = "budget.binary"
 	RuleSymlink = "budget.symlink"

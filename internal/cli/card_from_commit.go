@@ -51,7 +51,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	}
 	repo, err := gitx.Open(ctx, *repoDir)
 	if err != nil {
-		return repoError(*repoDir, err)
+		return repoError(err)
 	}
 	// The output paths are settled, and refused if taken, before anything
 	// runs: a build takes minutes.
@@ -124,10 +124,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	case err != nil && ctx.Err() != nil:
 		return Errorf("interrupted; nothing was written")
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stdout, "unusable: %s\n", ue.Cause)
-		for _, h := range ue.Hints {
-			fmt.Fprintf(env.Stderr, "hint: %s\n", h)
-		}
+		printUnusable(env, ue)
 		return Exit(ExitFail)
 	}
 	var ee *instance.EnvError
@@ -163,11 +160,12 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 		return Errorf("cannot write %s: %v", *out, err).Hint("choose a -o CARD in a writable folder")
 	}
 	fmt.Fprintf(env.Stdout, "base: %s (%s)\nrunner: %s\n", in.Base, in.BaseRef, in.Runner)
+	// Test names and notes come from the commit's tests and their output.
 	for _, t := range in.FailToPass {
-		fmt.Fprintf(env.Stdout, "fail to pass: %s\n", t)
+		fmt.Fprintf(env.Stdout, "fail to pass: %s\n", Sanitize(t))
 	}
 	for _, n := range in.Notes {
-		fmt.Fprintf(env.Stdout, "note: %s\n", n)
+		fmt.Fprintf(env.Stdout, "note: %s\n", Sanitize(n))
 	}
 	b := in.Card.Budget
 	fmt.Fprintf(env.Stdout, "budget: max_files %d, max_changed_lines %d, deny_globs [%s]\n", b.MaxFiles, b.MaxChangedLines, strings.Join(b.DenyGlobs, ", "))
@@ -219,4 +217,13 @@ func fromCommitLogDir(repo *gitx.Repo) (string, error) {
 		return "", fmt.Errorf("log folder: %w", err)
 	}
 	return dir, nil
+}
+
+// printUnusable says why the commit makes no card. The cause and hints
+// quote the commit (its paths, its tests' output: a collection error is
+// whatever the test module raised), so they are sanitized like every
+// error line.
+func printUnusable(env *Env, ue *instance.UnusableError) {
+	fmt.Fprintf(env.Stdout, "unusable: %s\n", Sanitize(ue.Cause))
+	printHints(env.Stderr, ue.Hints)
 }

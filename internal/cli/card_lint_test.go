@@ -25,7 +25,7 @@ func runMain(args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// TestCardLintExitCodes pins the exit codes INTERFACES.md promises: 0 for a
+// TestCardLintExitCodes pins the exit codes README.md promises: 0 for a
 // valid card, 2 for a malformed or unreadable one and for usage errors.
 func TestCardLintExitCodes(t *testing.T) {
 	dir := t.TempDir()

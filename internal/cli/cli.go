@@ -236,6 +236,17 @@ func exitCode(env *Env, err error) int {
 		printError(env.Stderr, "failpass: usage error: ", ue.Msg, hints)
 		return ExitTrouble
 	}
+	// A repository folder that is not there is the command line's fault
+	// (--repo), whichever command opened it.
+	var nf *gitx.NotFolderError
+	if errors.As(err, &nf) {
+		what := "not a folder"
+		if errors.Is(nf, os.ErrNotExist) {
+			what = "no such folder"
+		}
+		printError(env.Stderr, "failpass: usage error: ", "--repo "+nf.Dir+": "+what, []string{"pass the folder of a git repository"})
+		return ExitTrouble
+	}
 	if msg, hints, ok := userError(err); ok {
 		printError(env.Stderr, "failpass: error: ", msg, hints)
 		return ExitTrouble
@@ -254,6 +265,13 @@ func exitCode(env *Env, err error) int {
 // a message cannot forge a hint line.
 func printError(w io.Writer, prefix, msg string, hints []string) {
 	fmt.Fprintf(w, "%s%s\n", prefix, Sanitize(msg))
+	printHints(w, hints)
+}
+
+// printHints writes hint lines, sanitized as printError's are: a command
+// that prints its own result line (record verify, card from-commit) and
+// then hints carrying a record's or a commit's text uses it too.
+func printHints(w io.Writer, hints []string) {
 	for _, h := range hints {
 		fmt.Fprintf(w, "hint: %s\n", Sanitize(h))
 	}

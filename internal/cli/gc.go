@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/failpass/failpass/internal/gate"
@@ -56,7 +55,7 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 	}
 	repo, err := gitx.Open(ctx, *repoDir)
 	if err != nil {
-		return repoError(*repoDir, err)
+		return repoError(err)
 	}
 	removed, gcErr := worktree.GC(ctx, repo)
 	// Caches of an older format (never read again) and the private
@@ -134,15 +133,15 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 }
 
 // repoError turns a failure to open --repo into a user error with a fix.
-func repoError(dir string, err error) error {
+// A --repo that is no folder at all (gitx.NotFolderError) is left to
+// exitCode, which says so as a usage error for every command.
+func repoError(err error) error {
 	var nr *gitx.NotRepoError
 	switch {
 	case errors.As(err, &nr):
 		return (&Error{Msg: err.Error(), Err: err}).Hint("run failpass inside a git repository, or pass --repo DIR")
 	case errors.Is(err, gitx.ErrNoGit):
 		return (&Error{Msg: err.Error(), Err: err}).Hint("install git and make sure it is on PATH")
-	case errors.Is(err, os.ErrNotExist):
-		return Errorf("--repo %s: no such folder", dir).Hint("pass the folder of a git repository")
 	}
 	return err
 }

@@ -79,10 +79,10 @@ func runRecordVerify(ctx context.Context, env *Env, args []string) error {
 	v, err := record.Verify(ctx, in)
 	var re *record.Error
 	if errors.As(err, &re) {
-		fmt.Fprintf(env.Stdout, "record %s: NOT VALID: %v\n", *path, re)
-		for _, h := range re.Hints() {
-			fmt.Fprintf(env.Stderr, "hint: %s\n", h)
-		}
+		// The record's own text (a field's value, a signature's detail)
+		// and its path are the attacker's: sanitized, like every error line.
+		fmt.Fprintf(env.Stdout, "record %s: NOT VALID: %s\n", Sanitize(*path), Sanitize(re.Error()))
+		printHints(env.Stderr, re.Hints())
 		return Exit(ExitFail)
 	}
 	if err != nil {
@@ -90,8 +90,8 @@ func runRecordVerify(ctx context.Context, env *Env, args []string) error {
 	}
 	p := &v.Statement.Predicate
 	fmt.Fprintf(env.Stdout, "signature: valid, runner %s, %s key %s (%s line %d)\n",
-		v.Runner.Principal, v.Runner.KeyType, v.Runner.Fingerprint, *runners, v.Runner.Line)
-	fmt.Fprintf(env.Stdout, "card: %s %s, signed by %s\n", *cardPath, p.Card.Digest, strings.Join(v.CardSigners, ", "))
+		Sanitize(v.Runner.Principal), v.Runner.KeyType, v.Runner.Fingerprint, Sanitize(*runners), v.Runner.Line)
+	fmt.Fprintf(env.Stdout, "card: %s %s, signed by %s\n", Sanitize(*cardPath), p.Card.Digest, Sanitize(strings.Join(v.CardSigners, ", ")))
 	runs := 0
 	for _, s := range p.Steps {
 		runs += len(s.Runs)
@@ -100,18 +100,20 @@ func runRecordVerify(ctx context.Context, env *Env, args []string) error {
 	if p.Verdict == "pass" {
 		fmt.Fprintf(env.Stdout, "verdict: pass follows from the recorded exits\n")
 	} else {
-		fmt.Fprintf(env.Stdout, "verdict: fail at %s follows from the recorded exits: %s\n", *p.Rule, p.Reason)
+		// A valid record's reason still quotes the candidate (a path it
+		// touched, a runner's output).
+		fmt.Fprintf(env.Stdout, "verdict: fail at %s follows from the recorded exits: %s\n", Sanitize(*p.Rule), Sanitize(p.Reason))
 	}
 	switch {
 	case v.Rebuilt != nil:
 		fmt.Fprintf(env.Stdout, "tree: %s rebuilt from base %s and %s (applied: %v); numstat of %d file(s) matches\n",
-			v.Rebuilt.Tree, v.Rebuilt.Base, *diffPath, v.Rebuilt.Applied, len(p.Diff.Files))
+			v.Rebuilt.Tree, v.Rebuilt.Base, Sanitize(*diffPath), v.Rebuilt.Applied, len(p.Diff.Files))
 	case in.Diff != nil:
-		fmt.Fprintf(env.Stdout, "diff: %s matches the recorded digest and numstat (no base to rebuild a tree from)\n", *diffPath)
+		fmt.Fprintf(env.Stdout, "diff: %s matches the recorded digest and numstat (no base to rebuild a tree from)\n", Sanitize(*diffPath))
 	default:
 		fmt.Fprintf(env.Stdout, "tree: not checked (pass --diff FILE --repo DIR to rebuild it)\n")
 	}
-	fmt.Fprintf(env.Stdout, "record %s: valid (%s, verdict %s)\n", *path, record.Digest(data), p.Verdict)
+	fmt.Fprintf(env.Stdout, "record %s: valid (%s, verdict %s)\n", Sanitize(*path), record.Digest(data), p.Verdict)
 	return nil
 }
 

@@ -1,5 +1,5 @@
 // Package gate checks candidate diffs against a contract card: the
-// ordered rules of INTERFACES.md, stopping at the first broken one, with
+// ordered rules of README.md (Rules), stopping at the first broken one, with
 // the base and patched commands run in a disposable worktree. A Batch
 // gates many candidates, a given number at a time, with a shared base
 // side, pooled worktrees and a content-addressed cache; a single gate
@@ -68,7 +68,7 @@ type RunResult struct {
 }
 
 // Verdict is the gate's answer for one candidate. Its JSON form is the
-// `--json` contract of INTERFACES.md.
+// `--json` contract of README.md (under "Gate a candidate").
 type Verdict struct {
 	Verdict    string         `json:"verdict"`
 	Rule       *string        `json:"rule"`

@@ -1,7 +1,9 @@
 package gate
 
-// Rule ids, in gate order. They are API: scripts and outside checks read
-// them from `--json` output, so they are never renamed.
+// Rule ids, in the order the gate checks them (Rules), and then
+// patch.flaky, which is no step of its own: under --repeat it breaks when
+// the patched runs of a rule disagree. They are API: scripts and outside
+// checks read them from `--json` output, so they are never renamed.
 const (
 	RuleCardSignature  = "card.signature"
 	RuleCardBase       = "card.base"
@@ -22,8 +24,8 @@ const (
 	RuleDiffActual     = "diff.actual"
 	RulePatchPass      = "patch.pass"
 	RulePatchInvariant = "patch.invariant"
-	RulePatchCanary    = "patch.canary"
 	RulePatchHeldOut   = "patch.held_out"
+	RulePatchCanary    = "patch.canary"
 	RulePatchFlaky     = "patch.flaky"
 )
 

@@ -74,14 +74,34 @@ func (e *NotRepoError) Error() string { return fmt.Sprintf("%s is not inside a g
 // UserFacing marks the error as the user's to fix.
 func (e *NotRepoError) UserFacing() bool { return true }
 
+// NotFolderError says the folder given as a repository is missing or is
+// not a folder: a bad command line, not a fault of failpass.
+type NotFolderError struct {
+	Dir string // as given
+	Err error
+}
+
+func (e *NotFolderError) Error() string {
+	msg := e.Err.Error()
+	var pe *os.PathError
+	if errors.As(e.Err, &pe) {
+		msg = pe.Err.Error() // the path is said once, as given
+	}
+	return fmt.Sprintf("repository folder %s: %s", e.Dir, msg)
+}
+
+func (e *NotFolderError) Unwrap() error { return e.Err }
+
 // Open finds the repository containing dir.
 func Open(ctx context.Context, dir string) (*Repo, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(abs); err != nil {
-		return nil, fmt.Errorf("repository folder: %w", err)
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, &NotFolderError{Dir: dir, Err: err}
+	} else if !fi.IsDir() {
+		return nil, &NotFolderError{Dir: dir, Err: errors.New("not a folder")}
 	}
 	out, err := Command(ctx, abs, nil, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
 	if err != nil {

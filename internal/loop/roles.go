@@ -97,7 +97,10 @@ func (e *engine) recordRole(role string, pgid int) {
 	}
 	dir := filepath.Join(e.store.Dir, "roles")
 	path := filepath.Join(dir, strconv.Itoa(pgid)+".json")
-	if err := os.MkdirAll(dir, 0o755); err == nil {
+	// One err: a failed MkdirAll or write must keep the path off the list
+	// (a record listed but never written is a role a resumed loop cannot
+	// end).
+	if err = os.MkdirAll(dir, 0o755); err == nil {
 		err = atomicfile.Write(path, append(b, '\n'), 0o644)
 	}
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // FAILPASS_ROLE; an openai/ adapter picks its instructions by it.
 type Role string
 
-// The four roles of INTERFACES.md's protocol table.
+// The four roles of the protocol table in docs/models.md.
 const (
 	RoleDrafter  Role = "drafter"
 	RoleReviewer Role = "reviewer"

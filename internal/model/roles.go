@@ -46,7 +46,7 @@ type FixBudget struct {
 	ProtectedPaths  []string `json:"protected_paths,omitempty"`
 }
 
-// FixRequest is what a fixer reads (INTERFACES.md, role protocol): the
+// FixRequest is what a fixer reads (docs/models.md, the role protocol): the
 // accepted findings as the reviewer wrote them, validation failures, the
 // change contract (the invocation's, passed through) and the budget.
 type FixRequest struct {

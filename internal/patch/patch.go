@@ -10,7 +10,7 @@ import (
 // an *Error (rule diff.parse) before anything parses it.
 const MaxSize = 8 << 20
 
-// Rule ids this package reports (see INTERFACES.md).
+// Rule ids this package reports (see the rule table of README.md).
 const (
 	RuleParse  = "diff.parse"  // not a pure patch, or git reads it differently
 	RulePath   = "diff.path"   // a path failpass never lets a patch touch

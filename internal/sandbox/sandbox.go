@@ -16,7 +16,7 @@ const HelperArg = "__sandbox-exec"
 // `sandbox: {require: [...]}`.
 type Layer string
 
-// The four layers of INTERFACES.md, in the order reports list them.
+// The four layers of docs/sandbox.md, in the order reports list them.
 const (
 	// Network: no interface but a private loopback (a network namespace).
 	Network Layer = "network"
