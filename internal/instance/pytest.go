@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // pytestBase is how every pytest command of a card starts: no cache
@@ -203,6 +204,8 @@ func (b *builder) rootdir(abs string) string {
 		return "."
 	}
 	root := b.wt.Dir
+	// Contained, pytest ran in the worktree's view (sandbox.TreeView).
+	abs = sandbox.FromView(abs, root)
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
 	}

@@ -611,20 +611,6 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 	return cfg
 }
 
-// TreeView is where a contained command sees its worktree where a
-// mount namespace exists: the worktree is bound at this folder of the
-// run's private /tmp, and the command starts there. Runners look for
-// their configuration and workspaces upward from the tree (pytest's
-// rootdir and ini files, go.work, a cargo workspace, package.json and
-// node_modules); at the worktree's own path (<repo>/.git/failpass/...)
-// that walk reaches the user's checkout and its parents, which the
-// sandbox rightly refuses to let a command read, so the answer would
-// depend on where the user keeps the repository. Above TreeView lie
-// only the private /tmp and the root folder. The folder is the same for
-// every run of every worktree, so a build cache keyed by folder (Go's)
-// stays warm from run to run, and from the base's runs to a candidate's.
-const TreeView = "/tmp/failpass/worktree"
-
 // clashes says whether a folder the command must see where it lies is
 // in the view's parent: the view then stays where the worktree lies (a
 // repository or toolchain kept under /tmp/failpass).
