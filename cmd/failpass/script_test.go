@@ -36,6 +36,7 @@ func TestScript(t *testing.T) {
 		Condition:           scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkrepo":    cmdMkrepo,
+			"outside":   cmdOutside,
 			"snapshot":  cmdSnapshot,
 			"unchanged": cmdUnchanged,
 			"noleft":    cmdNoLeft,
@@ -46,10 +47,15 @@ func TestScript(t *testing.T) {
 }
 
 // scriptCondition knows [landlock]: the sandbox applies Landlock here,
-// so a candidate's test binaries each run in a domain of their own.
+// so a candidate's test binaries each run in a domain of their own; and
+// [mountns]: contained commands get a mount namespace, so they see their
+// worktree at sandbox.TreeView.
 func scriptCondition(cond string) (bool, error) {
-	if cond == "landlock" {
+	switch cond {
+	case "landlock":
 		return slices.Contains(sandbox.Probe().Features, string(sandbox.FeatLandlock)), nil
+	case "mountns":
+		return slices.Contains(sandbox.Probe().Features, string(sandbox.FeatMountNS)), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
@@ -113,6 +119,64 @@ func cmdMkrepo(ts *testscript.TestScript, neg bool, args []string) {
 	git(ts, dir, "init", "-q", "-b", branch)
 	git(ts, dir, "add", "-A")
 	git(ts, dir, "commit", "-q", "--allow-empty", "-m", "base")
+}
+
+// outsideDecoys are files a home folder may hold that runners look for
+// upward from their tests: each one found makes every run fail (a
+// pytest option that does not exist, a go.work that names no module, an
+// npm package that does not parse).
+var outsideDecoys = map[string]string{
+	"pyproject.toml": "[tool.pytest.ini_options]\naddopts = \"--failpass-decoy-found\"\n",
+	"pytest.ini":     "[pytest]\naddopts = --failpass-decoy-found\n",
+	"setup.cfg":      "[tool:pytest]\naddopts = --failpass-decoy-found\n",
+	"tox.ini":        "[pytest]\naddopts = --failpass-decoy-found\n",
+	"go.work":        "go 1.21\n\nuse ./failpass-decoy-found\n",
+	"package.json":   "{ failpass decoy found\n",
+	"Cargo.toml":     "[workspace]\nmembers = [\"failpass-decoy-found\"]\n",
+}
+
+// outside DIR [home]: move DIR (a repository's files, before mkrepo)
+// out of /tmp, where maintainers keep repositories: to a fresh folder
+// under /var/tmp, or with home to src/DIR of a home-like folder there
+// whose own files (outsideDecoys, one level up from src too) a runner
+// looking upward from the repository would find. DIR becomes a symlink
+// to it, so the script names it as before (git and failpass resolve it
+// to where it lies; a `cd DIR` would make .. the new parent). Removed
+// when the script ends.
+func cmdOutside(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[1] != "home") {
+		ts.Fatalf("usage: outside DIR [home]")
+	}
+	top, err := os.MkdirTemp("/var/tmp", "failpass-script-")
+	ts.Check(err)
+	ts.Defer(func() {
+		filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o755) // a read-only module cache folder
+			}
+			return nil
+		})
+		os.RemoveAll(top)
+	})
+	parent := top
+	if len(args) == 2 {
+		home := filepath.Join(top, "home", "maintainer")
+		parent = filepath.Join(home, "src")
+		ts.Check(os.MkdirAll(parent, 0o755))
+		for _, d := range []string{home, parent} {
+			for name, content := range outsideDecoys {
+				ts.Check(os.WriteFile(filepath.Join(d, name), []byte(content), 0o644))
+			}
+		}
+	}
+	src, dst := ts.MkAbs(args[0]), filepath.Join(parent, filepath.Base(args[0]))
+	if _, err := os.Lstat(src); err != nil {
+		ts.Check(os.MkdirAll(src, 0o755))
+	}
+	ts.Check(os.CopyFS(dst, os.DirFS(src)))
+	ts.Check(os.RemoveAll(src))
+	ts.Check(os.Symlink(dst, src))
+	ts.Setenv("OUTSIDE_"+filepath.Base(args[0]), dst)
 }
 
 // repoState is everything a failpass run must leave exactly as it was in

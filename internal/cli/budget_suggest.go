@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/stack"
 )
 
@@ -89,10 +90,14 @@ func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
 }
 
 // fromWorktree maps a path inside one of failpass's worktrees
-// (<git common dir>/failpass/worktrees/<id>/src/x.py, as a gate's logs
-// show it, from this machine or another) back to the same file in the
-// repository at root. Other paths are returned unchanged.
+// (<git common dir>/failpass/worktrees/<id>/src/x.py, or the view a
+// contained command sees it at, /tmp/failpass/worktree/src/x.py, as a
+// gate's logs show it, from this machine or another) back to the same
+// file in the repository at root. Other paths are returned unchanged.
 func fromWorktree(p, root string) string {
+	if rest, ok := strings.CutPrefix(p, sandbox.TreeView+"/"); ok && rest != "" {
+		return strings.TrimSuffix(filepath.ToSlash(root), "/") + "/" + rest
+	}
 	const marker = "/failpass/worktrees/"
 	i := strings.LastIndex(p, marker)
 	if i < 0 {

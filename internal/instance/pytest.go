@@ -13,6 +13,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // pytestBase is how every pytest command of a card starts: no cache
@@ -208,6 +209,8 @@ func (b *builder) rootdir(abs string) string {
 		return "."
 	}
 	root := b.wt.Dir
+	// Contained, pytest ran in the worktree's view (sandbox.TreeView).
+	abs = sandbox.FromView(abs, root)
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
 	}

@@ -73,6 +73,9 @@ var (
 	pyNoRunnerRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^\S*: No module named (pytest|unittest)\s*$`)
 	})
+	pyDeniedRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^PermissionError: \[Errno 13\] Permission denied: '([^'\n]*)'\s*$`)
+	})
 	pyErrorRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^(E\s+)?([A-Za-z_.]*(Error|Exception)): (.*)$`)
 	})
@@ -168,6 +171,9 @@ func goDetail(text string) string {
 
 func classifyPytest(exit int, out []byte) string {
 	text := string(out)
+	if denied := deniedBeforeTests(text); denied != "" {
+		return fmt.Sprintf("pytest could not read %s before any test ran (permission denied): it looks for its configuration from the tests' folder upward, and the sandbox lets a command read nothing of the user's above the worktree; give the worktree a pytest configuration (a [tool.pytest.ini_options] table, pytest.ini, or a [tool:pytest] section in setup.cfg or tox.ini), or run where the sandbox has a mount namespace", clip(denied))
+	}
 	if exit == 1 {
 		if first := firstLine(text); pyNoRunnerRE().MatchString(first) {
 			return fmt.Sprintf("the interpreter has no pytest (%s); install pytest for it, or name an interpreter that has it", clip(first))
@@ -201,6 +207,9 @@ func classifyPytest(exit int, out []byte) string {
 
 func classifyUnittest(exit int, out []byte) string {
 	text := string(out)
+	if denied := deniedBeforeTests(text); denied != "" {
+		return fmt.Sprintf("unittest could not read %s before any test ran (permission denied): the sandbox lets a command read nothing of the user's outside the worktree", clip(denied))
+	}
 	switch {
 	case strings.Contains(text, "unittest.loader._FailedTest"):
 		if strings.Contains(text, "Failed to import test module") {
@@ -215,6 +224,25 @@ func classifyUnittest(exit int, out []byte) string {
 		}
 	}
 	return ""
+}
+
+// deniedBeforeTests is the file a Python runner was refused while it
+// started, before any test ran: its output begins with the runner's own
+// traceback (a test's failure is reported inside the runner's output,
+// never as the process's first line) and the traceback ends in
+// PermissionError. pytest reads pyproject.toml, setup.cfg and tox.ini
+// from the tests' folder upward until one has a pytest section; a
+// refused read there says where the worktree lies, nothing about the
+// code. "" when the output says nothing of the kind.
+func deniedBeforeTests(text string) string {
+	if !strings.HasPrefix(firstNonEmpty(text), "Traceback (most recent call last):") {
+		return ""
+	}
+	m := pyDeniedRE().FindAllStringSubmatch(text, -1)
+	if m == nil {
+		return ""
+	}
+	return m[len(m)-1][1]
 }
 
 // pyDetail is the last "SomethingError: message" line of a Python

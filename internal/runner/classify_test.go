@@ -39,6 +39,12 @@ func TestClassify(t *testing.T) {
 		{"pytest_internal", Pytest, 3, "internal error (RuntimeError: boom)"},
 		{"pytest_no_tests", Pytest, 5, "collected no tests"},
 		{"pytest_not_installed", Pytest, 1, "the interpreter has no pytest (/root/.pyenv/versions/3.11.7/bin/python3: No module named pytest)"},
+		// pytest's own start refused a file above the worktree (its
+		// configuration search, with the repository outside /tmp and no
+		// mount namespace): the file is named. A test of its own that
+		// meets a PermissionError is a test's failure.
+		{"pytest_denied_config", Pytest, 1, "pytest could not read /var/tmp/x/pyproject.toml before any test ran (permission denied)"},
+		{"pytest_denied_in_test", Pytest, 1, ""},
 		{"unittest_failed", Unittest, 1, ""},
 		{"unittest_import_in_test", Unittest, 1, ""},
 		{"unittest_import", Unittest, 1, "could not import the test module (ModuleNotFoundError: No module named 'yaml_not_installed')"},

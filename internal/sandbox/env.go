@@ -12,6 +12,7 @@ import (
 // command sees them.
 type envLayout struct {
 	Root     string // worktree top; PATH entries inside it are dropped
+	TreeAt   string // where the command sees the worktree (TreeView), if not at Root; PATH entries inside it are dropped too
 	Tmp      string // private temp folder (/tmp inside a mount namespace)
 	Home     string // private HOME, inside Tmp
 	CacheDir string // per-card caches; "" puts them in Tmp
@@ -67,7 +68,11 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 	if v, ok := m["PATH"]; ok {
 		path = v
 	}
-	set("PATH", scrubPath(path, l.Root))
+	path = scrubPath(path, l.Root)
+	if l.TreeAt != "" {
+		path = scrubPath(path, l.TreeAt)
+	}
+	set("PATH", path)
 
 	hostHome := l.HostHome
 	if hostHome == "" {

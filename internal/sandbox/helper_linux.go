@@ -208,6 +208,9 @@ func (h *helper) applyFiles() *Error {
 		l.run(FeatGitRO, "git folders read-only", func() error { return applyBinds(c.Binds) })
 		l.run(FeatGitConfigMasked, "mask the repository's config", func() error { return applyMasks(c.Masks) })
 		l.run(FeatGitRO, "hide failpass's folder", func() error { return hide(c.Hidden, c.Shown) })
+		if c.TreeAt != "" {
+			l.run(FeatPrivateTmp, "the worktree at "+c.TreeAt, func() error { return bindTree(c.Tree, c.TreeAt) })
+		}
 	} else {
 		l.run(FeatPrivateTmp, "private temp folder", func() error { return makeHome(c.Home) })
 	}
@@ -389,6 +392,16 @@ func hideBut(dir string, shown []string) error {
 	}
 	// Read-only for this mount only: the kept mounts below keep their own.
 	return unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+}
+
+// bindTree shows the worktree tree (with the mounts below it: its
+// read-only .git file) at at, a folder of the private /tmp, after every
+// other mount is in place.
+func bindTree(tree, at string) error {
+	if err := os.MkdirAll(at, 0o755); err != nil {
+		return err
+	}
+	return unix.Mount(tree, at, "", unix.MS_BIND|unix.MS_REC, "")
 }
 
 // applyBinds bind-mounts each path onto itself, read-only or read-write,

@@ -37,6 +37,8 @@ type helperConfig struct {
 	Env  []string `json:"env"`
 
 	Namespaces bool        `json:"namespaces"`        // the helper is PID 1 of fresh namespaces
+	Tree       string      `json:"tree,omitempty"`    // the worktree, as the host has it ...
+	TreeAt     string      `json:"tree_at,omitempty"` // ... bound here, where the command runs (TreeView)
 	Network    bool        `json:"network,omitempty"` // no network namespace: the card's prepare command (Policy.PrepareCmd)
 	Tmp        string      `json:"tmp"`               // private temp folder (tmpfs at /tmp with namespaces)
 	Home       string      `json:"home"`              // private HOME, inside Tmp
@@ -308,6 +310,8 @@ type Prepared struct {
 	writable []string
 	tmp      string
 	home     string
+	given    string       // root as the caller named it (realRoot is root)
+	treeAt   string       // where the command sees the worktree (TreeView), "" for where it lies
 	scratch  *scratch.Dir // a private folder on the host (no mount namespace, or a view), removed at the end
 	cgroups  []*cgroup
 	git      *GitSnapshot
@@ -342,7 +346,7 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	if p.PrepareCmd && p.Candidate != nil {
 		return nil, errors.New("sandbox: candidate code never runs as the prepare command")
 	}
-	pr := &Prepared{caps: c, policy: *p, root: realRoot, Report: c.report}
+	pr := &Prepared{caps: c, policy: *p, root: realRoot, given: filepath.Clean(root), Report: c.report}
 	pr.policy.Limits = p.Limits.withDefaults()
 	ok := false
 	defer func() {
@@ -361,6 +365,7 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 
 	if c.namespaces {
 		pr.tmp, pr.home = "/tmp", "/tmp/home"
+		pr.treeAt = TreeView
 	} else {
 		if pr.scratch, err = scratch.New("sandbox"); err != nil {
 			return nil, fmt.Errorf("sandbox: private temp folder: %w", err)
@@ -420,7 +425,7 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 			pr.readable = append(pr.readable, testExec)
 		}
 	}
-	pr.Env = buildEnv(base, envLayout{Root: realRoot, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir,
+	pr.Env = buildEnv(base, envLayout{Root: realRoot, TreeAt: pr.treeAt, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir,
 		Deps: pr.policy.Deps, Prepare: p.PrepareCmd, HostHome: hostHome, TestExec: testExec, GoWork: goWork},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
 	if cc := p.Candidate; cc != nil && pr.cache == nil {
@@ -590,11 +595,47 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 		cfg.Cgroups = append(cfg.Cgroups, cg.dir)
 	}
 	if pr.caps.namespaces {
-		cfg.Keep = keepUnder("/tmp", append(append([]string{c.Path, c.Dir}, pr.writable...), append(pr.readable, bindPaths(pr.gitBinds)...)...))
+		seen := append(append([]string{c.Path, c.Dir}, pr.writable...), append(pr.readable, bindPaths(pr.gitBinds)...)...)
+		cfg.Keep = keepUnder("/tmp", seen)
+		if pr.treeAt != "" && !clashes(pr.treeAt, seen) {
+			// The command runs in the worktree's view at the fixed
+			// folder: what lies above it is the private /tmp's, the same
+			// wherever the user keeps the repository.
+			cfg.Tree, cfg.TreeAt = pr.root, pr.treeAt
+			cfg.Dir = pr.inView(c.Dir)
+			cfg.Path = pr.inView(c.Path)
+		}
 	} else {
 		cfg.Writable = append(cfg.Writable, pr.tmp)
 	}
 	return cfg
+}
+
+// clashes says whether a folder the command must see where it lies is
+// in the view's parent: the view then stays where the worktree lies (a
+// repository or toolchain kept under /tmp/failpass).
+func clashes(view string, seen []string) bool {
+	top := filepath.Dir(view)
+	for _, p := range seen {
+		if p != "" && within(top, filepath.Clean(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// inView is p as the command sees it: below TreeView where p lies in
+// the worktree, else p.
+func (pr *Prepared) inView(p string) string {
+	for _, root := range []string{pr.root, pr.given} {
+		if root != "" && p != "" && within(root, p) {
+			rel, err := filepath.Rel(root, p)
+			if err == nil {
+				return filepath.Join(pr.treeAt, rel)
+			}
+		}
+	}
+	return p
 }
 
 // launch is how every helper on this machine starts: the program, its

@@ -4,13 +4,40 @@ package sandbox
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
 // HelperArg is the reserved first argument of a failpass re-exec that runs
 // the sandbox's inner half (Main). No command of the tool may take it.
 const HelperArg = "__sandbox-exec"
+
+// TreeView is where a contained command sees its worktree where a
+// mount namespace exists: the worktree is bound at this folder of the
+// run's private /tmp, and the command starts there. Runners look for
+// their configuration and workspaces upward from the tree (pytest's
+// rootdir and ini files, go.work, a cargo workspace, package.json and
+// node_modules); at the worktree's own path (<repo>/.git/failpass/...)
+// that walk reaches the user's checkout and its parents, which the
+// sandbox rightly refuses to let a command read, so the answer would
+// depend on where the user keeps the repository. Above TreeView lie
+// only the private /tmp and the root folder. The folder is the same for
+// every run of every worktree, so a build cache keyed by folder (Go's)
+// stays warm from run to run, and from the base's runs to a candidate's.
+const TreeView = "/tmp/failpass/worktree"
+
+// FromView is p, a path a contained command printed, in the worktree
+// root as the host has it: a path below TreeView is root's, any other
+// is returned as it is.
+func FromView(p, root string) string {
+	rest, ok := strings.CutPrefix(filepath.ToSlash(p), TreeView)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return p
+	}
+	return filepath.Join(root, filepath.FromSlash(rest))
+}
 
 // Layer is one promise the sandbox makes, by the name cards use in
 // `sandbox: {require: [...]}`.
