@@ -136,6 +136,17 @@ func actual(ctx context.Context, repo *gitx.Repo, gitDir, worktreeDir, base stri
 	return readActual(ctx, repo, out)
 }
 
+// ActualTree is what tree changes against base, both read from the
+// repository's objects (no work tree, no index): a tree failpass built
+// itself from a worktree it does not trust to run git in.
+func ActualTree(ctx context.Context, repo *gitx.Repo, base, tree string) (*patch.ChangeSet, error) {
+	out, err := repo.Git(ctx, "diff", "--raw", "--numstat", "-z", "-M", "--ignore-submodules=none", base, tree, "--")
+	if err != nil {
+		return nil, err
+	}
+	return readActual(ctx, repo, out)
+}
+
 // readActual reads git's listing of the changes (diffCached) into a
 // change set, with the targets of symlinks read from their objects.
 func readActual(ctx context.Context, repo *gitx.Repo, out []byte) (*patch.ChangeSet, error) {

@@ -55,11 +55,23 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	if err != nil {
 		return attemptOutcome{}, err
 	}
-	defer w.Remove(e.ctx)
+	// Removed once: ids are reused, so a second removal could take
+	// another run's worktree.
+	wGone := false
+	removeW := func() {
+		if !wGone {
+			w.Remove(e.ctx)
+			wGone = true
+		}
+	}
+	defer removeW()
 	before, err := captureState(e.ctx, e.repo, w.Dir)
 	if err != nil {
 		return attemptOutcome{}, err
 	}
+	// The commit's identity is read before the fixer runs, from the
+	// repository's configuration as the user left it.
+	ident := e.identity()
 	req := &model.FixRequest{SchemaVersion: model.RequestSchemaVersion, InvocationID: e.inv.InvocationID, Cycle: seq,
 		HeadSHA: head, ComparisonBaseSHA: e.cp.ComparisonBase.SHA, Findings: accepted, ValidationFailures: failures,
 		ChangeContract: jsonOf(e.inv.ChangeContract), Budget: e.fixBudget()}
@@ -80,22 +92,48 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	if ierr != nil {
 		e.logf("attempt %d: no read-only view for the fixer (%v); writes outside are detected, not prevented", seq, ierr)
 	}
-	fix, ferr := model.Fix(e.ctx, fixer, req, w.Dir)
+	// What the fixer left is read by failpass alone (attemptTree), never
+	// by git through the worktree's git folder, which the fixer could
+	// write: its tree is made only once the fixer returned.
+	var tree *attemptTree
+	defer func() {
+		if tree != nil {
+			tree.Close()
+		}
+	}()
+	fix, ferr := model.FixIn(e.ctx, fixer, req, w.Dir, func() (model.FixTree, error) {
+		t, err := newAttemptTree(e.ctx, e.repo, w, head)
+		tree = t
+		return t, err
+	})
 	done()
+	if tree == nil {
+		if tree, err = newAttemptTree(e.ctx, e.repo, w, head); err != nil {
+			return attemptOutcome{}, err
+		}
+	}
 	after, err := captureState(e.ctx, e.repo, w.Dir)
 	if err != nil {
 		return attemptOutcome{}, err
 	}
 	change := compareStates(before, after, e.branchRef, e.attemptPrefix)
 	if len(change.candidate) > 0 || len(change.tree) > 0 {
-		e.preserve(w, seq, "the fixer wrote outside its worktree")
+		e.preserve(tree, ident, seq, "the fixer wrote outside its worktree")
 		return attemptOutcome{}, blocked("candidate_integrity_failure", "attempt %d: the fixer changed %s",
 			seq, strings.Join(append(change.candidate, change.tree...), "; "))
 	}
 	if err := e.ctx.Err(); err != nil {
 		return attemptOutcome{}, err
 	}
+	var fe *filterError
+	var fle *fileError
 	switch {
+	case errors.As(ferr, &fe):
+		e.markFailed(seq, "fixer: "+ferr.Error())
+		e.save("fix", "a person commits the change to "+fe.path)
+		return attemptOutcome{}, blocked("operator_input_required", "attempt %d: %v", seq, fe)
+	case errors.As(ferr, &fle):
+		return attemptOutcome{}, e.fail(tree, ident, seq, "fixer: "+ferr.Error())
 	case ferr != nil:
 		var re *model.RefusedError
 		if !errors.As(ferr, &re) {
@@ -104,42 +142,66 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 				return attemptOutcome{}, ferr
 			}
 		}
-		return attemptOutcome{}, e.fail(w, seq, "fixer: "+ferr.Error())
+		return attemptOutcome{}, e.fail(tree, ident, seq, "fixer: "+ferr.Error())
 	case !fix.Changed:
-		return attemptOutcome{noChange: true}, e.fail(w, seq, fix.Reason)
+		return attemptOutcome{noChange: true}, e.fail(tree, ident, seq, fix.Reason)
+	}
+	// The tree to commit, validate and publish: failpass's own reading of
+	// the worktree, fixed from here on.
+	validated, err := tree.Build(e.ctx)
+	if err != nil {
+		if errors.As(err, &fe) {
+			e.markFailed(seq, err.Error())
+			e.save("fix", "a person commits the change to "+fe.path)
+			return attemptOutcome{}, blocked("operator_input_required", "attempt %d: %v", seq, fe)
+		}
+		if errors.As(err, &fle) {
+			return attemptOutcome{}, e.fail(tree, ident, seq, err.Error())
+		}
+		return attemptOutcome{}, err
 	}
 	if e.cfg.Card != nil {
-		f, err := e.cfg.Card.Check(e.ctx, e.repo, w.Dir)
+		f, err := e.cfg.Card.CheckTree(e.ctx, e.repo, validated)
 		if err != nil {
 			return attemptOutcome{}, err
 		}
 		if f != nil {
-			e.fail(w, seq, fmt.Sprintf("%s: %s", f.Rule, f.Reason))
+			e.fail(tree, ident, seq, fmt.Sprintf("%s: %s", f.Rule, f.Reason))
 			return attemptOutcome{}, blocked("scope_decision_required", "attempt %d would break the card's budget: %s: %s", seq, f.Rule, f.Reason)
 		}
 	}
+	commit, err := tree.Commit(e.ctx, validated, ident, e.subject(seq, ""), e.body(ids, ""))
+	if err != nil {
+		return attemptOutcome{}, err
+	}
+	// The fixer's worktree is done with: validation runs in a fresh
+	// checkout of the commit, so what it runs on is the commit's tree and
+	// nothing the fixer left beside it (an ignored file, a process).
+	removeW()
 	if err := e.save("validate_and_commit", fmt.Sprintf("validate attempt %d", seq)); err != nil {
 		return attemptOutcome{}, err
 	}
-	outs, logs := e.runValidation(w.Dir, "attempt-"+strconv.Itoa(seq), false)
+	vw, err := worktree.Add(e.ctx, e.repo, commit)
+	if err != nil {
+		return attemptOutcome{}, err
+	}
+	outs, logs := e.runValidation(vw.Dir, "attempt-"+strconv.Itoa(seq), false)
+	vw.Remove(e.ctx)
 	for _, o := range outs {
 		if o.Status == "unavailable" {
-			e.fail(w, seq, "validation unavailable: "+o.Name+": "+o.Reason)
+			e.failCommit(seq, commit, "validation unavailable: "+o.Name+": "+o.Reason)
 			return attemptOutcome{}, blocked("validation_unavailable", "validation %q could not run in attempt %d: %s", o.Name, seq, o.Reason)
 		}
 	}
 	for _, o := range outs {
 		if o.Status == "failed" {
-			return attemptOutcome{}, e.fail(w, seq, "validation failed: "+o.Name+": "+o.Result)
+			return attemptOutcome{}, e.failCommit(seq, commit, "validation failed: "+o.Name+": "+o.Result)
 		}
-	}
-	commit, err := e.commit(w, seq, ids, "")
-	if err != nil {
-		return attemptOutcome{}, err
 	}
 	if err := e.verifyParent(commit, head); err != nil {
 		return attemptOutcome{}, blocked("candidate_integrity_failure", "attempt %d: %v", seq, err)
 	}
+	e.validatedTrees[commit] = validated
 	e.recordAttempt(seq, commit)
 	if _, err := e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: attempt commit", ref, commit, head); err != nil {
 		return attemptOutcome{}, err
@@ -161,6 +223,9 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 			return attemptOutcome{}, err
 		}
 		return attemptOutcome{rebuild: true}, nil
+	}
+	if err := e.checkValidated(commit); err != nil {
+		return attemptOutcome{}, err
 	}
 	if err := promote(e.ctx, e.repo, e.inv.Candidate.Branch, head, commit, e.hook); errors.Is(err, errCrash) {
 		return attemptOutcome{}, err
@@ -218,55 +283,98 @@ func (e *engine) markFailed(seq int, reason string) {
 // fail preserves the attempt's work on its ref, marks it failed and
 // checkpoints; the candidate is untouched. It returns nil (the loop goes
 // on) unless the checkpoint cannot be written.
-func (e *engine) fail(w *worktree.Worktree, seq int, reason string) error {
+func (e *engine) fail(t *attemptTree, ident []string, seq int, reason string) error {
 	e.logf("attempt %d failed: %s", seq, reason)
-	e.preserve(w, seq, reason)
+	e.preserve(t, ident, seq, reason)
 	e.markFailed(seq, reason)
 	return e.save("fix", "decide whether to try again from "+short(e.cp.CurrentHead))
 }
 
-// preserve commits whatever the attempt's worktree holds onto its ref, so
-// the failed work is never lost and never presented as the candidate.
-func (e *engine) preserve(w *worktree.Worktree, seq int, reason string) {
-	st, err := w.Git(e.ctx, "status", "--porcelain", "-z", "--untracked-files=all")
-	if err != nil || len(st) == 0 {
+// failCommit is fail for an attempt already committed: its ref keeps the
+// commit.
+func (e *engine) failCommit(seq int, commit, reason string) error {
+	e.logf("attempt %d failed: %s", seq, reason)
+	e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: preserve failed attempt", e.attemptRef(seq), commit)
+	e.markFailed(seq, reason)
+	return e.save("fix", "decide whether to try again from "+short(e.cp.CurrentHead))
+}
+
+// preserve commits whatever the attempt's worktree holds (failpass's
+// reading of it, attemptTree) onto its ref, so the failed work is never
+// lost and never presented as the candidate. A tree that cannot be read
+// or committed (a filtered path) is not preserved.
+func (e *engine) preserve(t *attemptTree, ident []string, seq int, reason string) {
+	tree, err := t.Build(e.ctx)
+	if err != nil || tree == t.headTree {
 		return
 	}
-	if c, err := e.commit(w, seq, nil, reason); err == nil {
+	if c, err := t.Commit(e.ctx, tree, ident, e.subject(seq, reason), e.body(nil, reason)); err == nil {
 		e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: preserve failed attempt", e.attemptRef(seq), c)
 	}
 }
 
-// commit stages everything in the attempt's worktree and commits it.
-func (e *engine) commit(w *worktree.Worktree, seq int, ids []string, failure string) (string, error) {
-	if _, err := w.Git(e.ctx, "add", "--all"); err != nil {
-		return "", err
-	}
-	subject := fmt.Sprintf("failpass loop %s: attempt %d", e.inv.InvocationID, seq)
-	body := "Fixes findings: " + strings.Join(ids, ", ")
-	if len(ids) == 0 {
-		body = "Fixes validation failures."
-	}
+// subject is an attempt commit's subject line.
+func (e *engine) subject(seq int, failure string) string {
+	s := fmt.Sprintf("failpass loop %s: attempt %d", e.inv.InvocationID, seq)
 	if failure != "" {
-		subject += " (failed, preserved)"
-		body = "Failed: " + failure
+		s += " (failed, preserved)"
 	}
-	args := []string{"-c", "commit.gpgsign=false"}
-	_, aerr := w.Git(e.ctx, "var", "GIT_AUTHOR_IDENT")
-	_, cerr := w.Git(e.ctx, "var", "GIT_COMMITTER_IDENT")
-	if aerr != nil || cerr != nil {
-		// No identity configured: the commit is failpass's, and says so.
-		args = append(args, "-c", "user.name=failpass loop", "-c", "user.email=failpass@localhost")
+	return s
+}
+
+// body is an attempt commit's message body.
+func (e *engine) body(ids []string, failure string) string {
+	switch {
+	case failure != "":
+		return "Failed: " + failure
+	case len(ids) == 0:
+		return "Fixes validation failures."
 	}
-	args = append(args, "commit", "--no-verify", "--allow-empty-message", "-q", "-m", subject, "-m", body)
-	if _, err := w.Git(e.ctx, args...); err != nil {
-		return "", err
+	return "Fixes findings: " + strings.Join(ids, ", ")
+}
+
+// identity is the environment that gives an attempt commit its author
+// and committer: the repository's configured identity (git var, read
+// before the fixer runs), else failpass's own, which says so.
+func (e *engine) identity() []string {
+	var env []string
+	for _, who := range []string{"AUTHOR", "COMMITTER"} {
+		out, err := e.repo.Git(e.ctx, "var", "GIT_"+who+"_IDENT")
+		name, email, ok := parseIdent(string(out))
+		if err != nil || !ok {
+			return []string{"GIT_AUTHOR_NAME=failpass loop", "GIT_AUTHOR_EMAIL=failpass@localhost",
+				"GIT_COMMITTER_NAME=failpass loop", "GIT_COMMITTER_EMAIL=failpass@localhost"}
+		}
+		env = append(env, "GIT_"+who+"_NAME="+name, "GIT_"+who+"_EMAIL="+email)
 	}
-	out, err := w.Git(e.ctx, "rev-parse", "--verify", "HEAD")
-	if err != nil {
-		return "", err
+	return env
+}
+
+// parseIdent reads `Name <email> 1700000000 +0000`.
+func parseIdent(s string) (name, email string, ok bool) {
+	s = strings.TrimSpace(s)
+	lt, gt := strings.Index(s, "<"), strings.LastIndex(s, ">")
+	if lt < 0 || gt < lt {
+		return "", "", false
 	}
-	return strings.TrimSpace(string(out)), nil
+	return strings.TrimSpace(s[:lt]), s[lt+1 : gt], true
+}
+
+// checkValidated is the last check before a commit is published (the
+// candidate moved to it, or pushed): its tree must be the tree its
+// validation ran on. Anything else publishes bytes nobody validated.
+func (e *engine) checkValidated(commit string) error {
+	want, ok := e.validatedTrees[commit]
+	out, err := e.repo.Git(e.ctx, "rev-parse", "--verify", commit+"^{tree}")
+	got := strings.TrimSpace(string(out))
+	switch {
+	case !ok:
+		return blocked("candidate_integrity_failure", "%s was never validated: it is not published", short(commit))
+	case err != nil || got != want:
+		return blocked("candidate_integrity_failure", "the tree of %s is %s, not the tree %s its validation ran on: it is not published",
+			short(commit), short(got), short(want))
+	}
+	return nil
 }
 
 // verifyParent checks commit has exactly one parent, head.

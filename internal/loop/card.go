@@ -101,6 +101,22 @@ func (p *CardPolicy) Check(ctx context.Context, repo *gitx.Repo, dir string) (*b
 	return s.Check(cs), nil
 }
 
+// CheckTree is Check for a tree failpass built (attemptTree): the change
+// from the card's base to tree, read by git from objects alone.
+func (p *CardPolicy) CheckTree(ctx context.Context, repo *gitx.Repo, tree string) (*budget.Finding, error) {
+	cs, err := gitpatch.ActualTree(ctx, repo, p.Card.BaseSHA, tree)
+	if err != nil {
+		return nil, err
+	}
+	inputs, err := gate.HarnessInputs(ctx, repo, p.Card.BaseSHA, p.Card, cs.Paths())
+	if err != nil {
+		return nil, err
+	}
+	s := p.Scope
+	s.Harness = inputs
+	return s.Check(cs), nil
+}
+
 // argvString writes argv as one POSIX-quoted command string that
 // SplitWords reads back to the same argv.
 func argvString(argv []string) string {

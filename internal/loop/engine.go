@@ -113,6 +113,9 @@ type engine struct {
 	// evidenceHead is the head (and base) the validation outcomes are about.
 	evidenceHead, evidenceBase string
 	validationLogs             map[string]string
+	// validatedTrees maps each commit validation ran on to the tree it
+	// ran on; nothing else is ever published (checkValidated).
+	validatedTrees map[string]string
 	// claimed are the finding keys the newest commit claimed to fix.
 	claimed []string
 	// remote bookkeeping (update_pr)
@@ -249,6 +252,7 @@ func newEngine(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, i
 		branchRef:      "refs/heads/" + inv.Candidate.Branch,
 		attemptPrefix:  "refs/failpass/attempts/" + inv.InvocationID + "/",
 		validationLogs: map[string]string{},
+		validatedTrees: map[string]string{},
 	}
 }
 

@@ -49,6 +49,9 @@ func (e *engine) publish() error {
 	if _, err := e.repo.Git(e.ctx, "merge-base", "--is-ancestor", e.expectedRemote, head); err != nil {
 		return blocked("publication_failed", "the local head %s does not descend from the remote head %s", short(head), short(e.expectedRemote))
 	}
+	if err := e.checkValidated(head); err != nil {
+		return err
+	}
 	if err := e.hook("before-push"); err != nil {
 		return err
 	}

@@ -225,25 +225,48 @@ type FixOutcome struct {
 	Reason string
 }
 
+// A FixTree is the fixer's worktree as the caller reads and changes it
+// once the fixer returned. The loop reads it without running git in the
+// worktree or through its git folder, which the fixer may have rewritten
+// (loop.attemptTree); GitTree is the plain reading, for a worktree whose
+// git folder no program wrote.
+type FixTree interface {
+	// Changed says whether the worktree's files now differ from the
+	// commit the fixer started from.
+	Changed(ctx context.Context) (bool, error)
+	// Apply applies a unified diff to the worktree's files (with check,
+	// only checks that it applies).
+	Apply(ctx context.Context, diff []byte, check bool) error
+}
+
 // Fix runs a fixer in worktree (the attempt's, writable) and leaves its
 // change there, uncommitted: a fixer either edits files and exits 0, or
 // edits nothing and writes one unified diff, which Fix applies. A non-zero
 // exit means "no change". Refused (and the worktree left for the caller
 // to discard): exit 0 with no change, edits and a diff both, a diff that
-// does not apply, a commit or a moved HEAD.
+// does not apply, a commit or a moved HEAD. worktree is read through
+// GitTree: its git folder must be one no program wrote (FixIn otherwise).
 func Fix(ctx context.Context, a Adapter, req *FixRequest, worktree string) (*FixOutcome, error) {
-	data, err := req.Marshal()
+	tree, err := NewGitTree(ctx, worktree)
 	if err != nil {
 		return nil, err
 	}
-	head, err := gitx.Command(ctx, worktree, nil, "rev-parse", "--verify", "HEAD")
-	if err != nil {
-		return nil, err
-	}
-	if dirty, err := worktreeDirty(ctx, worktree); err != nil {
+	if dirty, err := tree.Changed(ctx); err != nil {
 		return nil, err
 	} else if dirty {
 		return nil, fmt.Errorf("fix: worktree %s is not clean before the fixer ran", worktree)
+	}
+	return FixIn(ctx, a, req, worktree, func() (FixTree, error) { return tree, nil })
+}
+
+// FixIn is Fix for a worktree the caller made clean at the request's
+// head, read and changed after the fixer returned through the FixTree
+// that open makes then (and only then: nothing of it exists while the
+// fixer runs).
+func FixIn(ctx context.Context, a Adapter, req *FixRequest, worktree string, open func() (FixTree, error)) (*FixOutcome, error) {
+	data, err := req.Marshal()
+	if err != nil {
+		return nil, err
 	}
 	reply, err := a.Call(ctx, RoleFixer, data, worktree)
 	var ae *AdapterError
@@ -253,14 +276,11 @@ func Fix(ctx context.Context, a Adapter, req *FixRequest, worktree string) (*Fix
 	if err != nil {
 		return nil, err
 	}
-	after, err := gitx.Command(ctx, worktree, nil, "rev-parse", "--verify", "HEAD")
+	tree, err := open()
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.Equal(head, after) {
-		return nil, refuse(RoleFixer, "the fixer moved HEAD (it must never commit)")
-	}
-	dirty, err := worktreeDirty(ctx, worktree)
+	dirty, err := tree.Changed(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -286,13 +306,52 @@ func Fix(ctx context.Context, a Adapter, req *FixRequest, worktree string) (*Fix
 	}
 	// git apply refuses paths outside the worktree and through symlinks;
 	// the loop's budget check on the cumulative diff judges the rest.
-	if _, err := gitx.Command(ctx, worktree, r.Diff, "apply", "--check", "-"); err != nil {
+	if err := tree.Apply(ctx, r.Diff, true); err != nil {
 		return nil, refuse(RoleFixer, "the fixer's diff does not apply: %s", gitReason(err))
 	}
-	if _, err := gitx.Command(ctx, worktree, r.Diff, "apply", "-"); err != nil {
+	if err := tree.Apply(ctx, r.Diff, false); err != nil {
 		return nil, refuse(RoleFixer, "the fixer's diff does not apply: %s", gitReason(err))
 	}
 	return &FixOutcome{Changed: true, Diff: r.Diff}, nil
+}
+
+// GitTree reads a worktree with git run in it: `git status` for its
+// changes and `git apply` for a diff. Only for a worktree whose git
+// folder no program wrote (git follows its .git file and config: a
+// fixer that rewrote them would have git run its filter).
+type GitTree struct {
+	dir, head string
+}
+
+// NewGitTree records dir's HEAD, which the fixer must not move.
+func NewGitTree(ctx context.Context, dir string) (*GitTree, error) {
+	head, err := gitx.Command(ctx, dir, nil, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	return &GitTree{dir: dir, head: string(head)}, nil
+}
+
+// Changed is `git status` non-empty; a moved HEAD is refused.
+func (g *GitTree) Changed(ctx context.Context) (bool, error) {
+	after, err := gitx.Command(ctx, g.dir, nil, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return false, err
+	}
+	if string(after) != g.head {
+		return false, refuse(RoleFixer, "the fixer moved HEAD (it must never commit)")
+	}
+	return worktreeDirty(ctx, g.dir)
+}
+
+// Apply is `git apply` in the worktree.
+func (g *GitTree) Apply(ctx context.Context, diff []byte, check bool) error {
+	args := []string{"apply"}
+	if check {
+		args = append(args, "--check")
+	}
+	_, err := gitx.Command(ctx, g.dir, diff, append(args, "-")...)
+	return err
 }
 
 func worktreeDirty(ctx context.Context, dir string) (bool, error) {

@@ -239,6 +239,14 @@ func (h *helper) applyThread() *Error {
 			l.run(FeatNoCaps, "drop capabilities", func() error { return err })
 		}
 	}
+	// Last: the filter denies calls the steps above make. Where it has
+	// no table for the architecture it is reported missing, and the
+	// command runs.
+	if _, err := seccompProgram(); errors.Is(err, errNoSeccomp) {
+		h.why[FeatSeccomp] = err.Error()
+	} else {
+		l.run(FeatSeccomp, "seccomp", installSeccomp)
+	}
 	return l.err
 }
 

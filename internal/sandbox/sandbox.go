@@ -81,6 +81,7 @@ const (
 	FeatUTSNS           Feature = "utsns"             // cosmetic: a hostname of its own
 	FeatNoNewPrivs      Feature = "no_new_privs"      // processes (no setuid gain)
 	FeatNoCaps          Feature = "no-capabilities"   // processes: an empty bounding set, even for uid 0
+	FeatSeccomp         Feature = "seccomp"           // processes: Docker's default denials and more, every syscall table
 	FeatRlimits         Feature = "rlimits"           // resources
 	FeatCgroupMem       Feature = "cgroup-memory"     // resources
 	FeatCgroupPids      Feature = "cgroup-pids"       // resources
@@ -93,7 +94,7 @@ const (
 var layerNeeds = map[Layer][]Feature{
 	Network:    {FeatNetNS, FeatLoopback},
 	Filesystem: {FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp, FeatLandlock},
-	Processes:  {FeatPIDNS, FeatProc, FeatNoNewPrivs, FeatNoCaps},
+	Processes:  {FeatPIDNS, FeatProc, FeatNoNewPrivs, FeatNoCaps, FeatSeccomp},
 	Resources:  {FeatRlimits, FeatCgroupMem, FeatCgroupPids},
 }
 
@@ -173,7 +174,7 @@ func (r *Report) addFeatures(have map[Feature]bool, why map[Feature]string) {
 }
 
 var allFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp,
-	FeatLandlock, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatNoCaps, FeatRlimits,
+	FeatLandlock, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatNoCaps, FeatSeccomp, FeatRlimits,
 	FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0}
 
 // Limits bound what one command may consume. Zero fields take the

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -179,6 +180,15 @@ func mainView(cfg helperConfig, report func(status)) int {
 	} else {
 		step = "landlock"
 		err = restrictThread(landlockRules{read: v.Read, write: v.Write, devices: landlockDevices})
+	}
+	if err == nil {
+		// Last: the filter denies calls the steps above make. An
+		// architecture without a table runs without it (the view's report
+		// lists the feature missing).
+		step = "seccomp"
+		if err = installSeccomp(); errors.Is(err, errNoSeccomp) {
+			err = nil
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "failpass: sandbox: %s: %v\n", step, err)

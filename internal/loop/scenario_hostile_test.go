@@ -1,0 +1,170 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/failpass/failpass/internal/worktree"
+)
+
+// hostileGitFixer fixes app.txt, then points its worktree's git admin
+// folder at a common dir of its own whose config defines a clean filter
+// for every path: a git run through that folder (status, add) would run
+// the filter as failpass, outside any sandbox, and commit "EVIL" where
+// validation ran on "ok". It also rewrites the worktree's .git file to a
+// second fake git folder with the same filter, and installs hooks in
+// both. The marker file says whether anything of it ever ran.
+const hostileGitFixer = `cat >/dev/null
+sed -i 's/BUG1/ok/' app.txt
+gd=$(sed -n 's/^gitdir: //p' .git)
+real=$(cd "$gd" && cd "$(cat commondir)" && pwd)
+fake() { # dir
+  mkdir -p "$1/info" "$1/hooks"
+  ln -s "$real/objects" "$1/objects"
+  ln -s "$real/refs" "$1/refs"
+  cp "$real/HEAD" "$1/HEAD"
+  cat > "$1/config" <<EOF
+[core]
+	repositoryformatversion = 0
+	hooksPath = $1/hooks
+[filter "evil"]
+	clean = "sh -c 'echo ran >> @MARKER@; sed s/ok/EVIL/'"
+	smudge = cat
+	required = true
+EOF
+  echo '* filter=evil' > "$1/info/attributes"
+  for h in pre-commit post-commit post-index-change reference-transaction; do
+    printf '#!/bin/sh\necho hook >> @MARKER@\n' > "$1/hooks/$h"; chmod +x "$1/hooks/$h"
+  done
+}
+fake "$gd/fake-common"
+echo "$gd/fake-common" > "$gd/commondir" || echo "admin folder read-only" >> @TRIED@
+mkdir -p "$gd/fake-gitdir"
+fake "$gd/fake-gitdir"
+cp "$gd/index" "$gd/fake-gitdir/index" 2>/dev/null
+printf 'gitdir: %s\n' "$gd/fake-gitdir" > .git
+# Touch the index's idea of app.txt so git must rehash it (through the filter).
+touch -d '2001-01-01' app.txt
+exit 0
+`
+
+// TestHostileFixerGitFolderNeverRuns: failpass's own git never runs what
+// the fixer wrote into its worktree's git folder or .git file, and the
+// commit published is the tree validation ran on.
+func TestHostileFixerGitFolderNeverRuns(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	marker := filepath.Join(t.TempDir(), "ran")
+	s.script("reviewer", bugReviewer)
+	body := strings.ReplaceAll(hostileGitFixer, "@MARKER@", marker)
+	body = strings.ReplaceAll(body, "@TRIED@", filepath.Join(t.TempDir(), "tried"))
+	s.script("fixer", body)
+	out := s.start(s.invocation("hostile-git", 3), s.config("reviewer", "fixer"))
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("the fixer's filter or hook ran outside the sandbox: %q", b)
+	}
+	want(t, out, "converged", "")
+	if got := s.fileAt("cand", "app.txt"); got != "hello ok" {
+		t.Fatalf("published app.txt = %q, want the validated %q", got, "hello ok")
+	}
+	if s.commitsSinceHead() != 1 {
+		t.Fatalf("%d commits on the candidate, want 1", s.commitsSinceHead())
+	}
+	// The checkout holds exactly the commit, and its config is untouched.
+	if st := s.status(); st != "" {
+		t.Fatalf("the user's checkout is not clean: %q", st)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.dir, ".git", "config")); strings.Contains(string(b), "evil") {
+		t.Fatalf("the repository config holds the fixer's filter:\n%s", b)
+	}
+}
+
+// TestFilteredPathBlocks: a changed path with a filter attribute in the
+// head's .gitattributes blocks the loop with a reason; the filter (here
+// defined in the user's own config) never runs on the fixer's bytes.
+func TestFilteredPathBlocks(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	marker := filepath.Join(t.TempDir(), "ran")
+	writeFile(t, filepath.Join(s.dir, ".gitattributes"), "app.txt filter=lfs\n", 0o644)
+	git(t, s.dir, "add", ".gitattributes")
+	git(t, s.dir, "commit", "-q", "-m", "attributes")
+	s.head = git(t, s.dir, "rev-parse", "HEAD")
+	git(t, s.dir, "config", "filter.lfs.clean", "sh -c 'echo ran >> "+marker+"; cat'")
+	git(t, s.dir, "config", "filter.lfs.smudge", "cat")
+	os.Remove(marker) // git add above ran the user's own filter, as the user
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", "cat >/dev/null\nsed -i 's/BUG1/ok/' app.txt\n")
+	out := s.start(s.invocation("filtered", 3), s.config("reviewer", "fixer"))
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("a filter ran on the fixer's bytes: %q", b)
+	}
+	want(t, out, "blocked", "operator_input_required")
+	if !strings.Contains(Summary(out.Result), "filter=lfs") {
+		t.Fatalf("the reason does not name the filter: %s", Summary(out.Result))
+	}
+	if s.branchHead() != s.head {
+		t.Fatal("the candidate moved")
+	}
+}
+
+// TestAttemptTreeReadsFilesAlone: the tree failpass builds from a
+// worktree holds every kind of change git add --all would stage (a
+// modified, a new, a deleted, an executable file, a symlink, a file made
+// a folder), leaves out ignored files and anything in a .git folder, and
+// stores a symlink as its target, never what it points at.
+func TestAttemptTreeReadsFilesAlone(t *testing.T) {
+	s := newScen(t, "hello there\n")
+	writeFile(t, filepath.Join(s.dir, ".gitignore"), "*.log\n", 0o644)
+	writeFile(t, filepath.Join(s.dir, "dir", "f.txt"), "f\n", 0o644)
+	git(t, s.dir, "add", "-A")
+	git(t, s.dir, "commit", "-q", "-m", "more")
+	head := git(t, s.dir, "rev-parse", "HEAD")
+	ctx := context.Background()
+	w, err := worktree.Add(ctx, s.repo, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Remove(ctx)
+	secret := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, secret, "SECRET\n", 0o600)
+	writeFile(t, filepath.Join(w.Dir, "app.txt"), "changed\n", 0o644)
+	writeFile(t, filepath.Join(w.Dir, "new.sh"), "echo\n", 0o755)
+	writeFile(t, filepath.Join(w.Dir, "build.log"), "ignored\n", 0o644)
+	writeFile(t, filepath.Join(w.Dir, "sub", ".git", "config"), "[core]\n", 0o644)
+	writeFile(t, filepath.Join(w.Dir, "sub", "kept.txt"), "kept\n", 0o644)
+	os.Remove(filepath.Join(w.Dir, "other.txt"))
+	os.Symlink(secret, filepath.Join(w.Dir, "link"))
+	os.RemoveAll(filepath.Join(w.Dir, "dir"))
+	writeFile(t, filepath.Join(w.Dir, "dir"), "now a file\n", 0o644)
+	at, err := newAttemptTree(ctx, s.repo, w, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Close()
+	tree, err := at.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := git(t, s.dir, "ls-tree", "-r", tree)
+	for _, wantLine := range []string{"100644 blob", "100755 blob", "120000 blob"} {
+		if !strings.Contains(ls, wantLine) {
+			t.Errorf("tree lacks a %s entry:\n%s", wantLine, ls)
+		}
+	}
+	files := git(t, s.dir, "ls-tree", "-r", "--name-only", tree)
+	wantFiles := ".gitignore\napp.txt\ncheck.sh\ndir\nlink\nnew.sh\nsub/kept.txt"
+	if files != wantFiles {
+		t.Fatalf("tree files:\n%s\nwant:\n%s", files, wantFiles)
+	}
+	if got := git(t, s.dir, "cat-file", "-p", tree+":link"); got != secret {
+		t.Fatalf("symlink stored as %q, want its target", got)
+	}
+	if got := git(t, s.dir, "cat-file", "-p", tree+":app.txt"); got != "changed" {
+		t.Fatalf("app.txt = %q", got)
+	}
+	if ch, err := at.Changed(ctx); err != nil || !ch {
+		t.Fatalf("Changed = %v, %v", ch, err)
+	}
+}
