@@ -106,7 +106,7 @@ func (sb *sandboxRun) close() {
 // helper is a sandbox helper Run started before the command was set up;
 // it waits for its configuration (sandbox.Helper).
 type helper struct {
-	cmd *exec.Cmd
+	cmd  *exec.Cmd
 	out  *os.File // the read end of its stdout and stderr (stderr alone with a split stdout)
 	sout *os.File // the read end of its stdout when split, else nil
 	h    *sandbox.Helper
