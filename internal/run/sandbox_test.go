@@ -242,3 +242,41 @@ func TestRunStdoutApart(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSecret: a Policy's Secret folder cannot be read by the command,
+// even inside a folder the policy grants (it is hidden), where it can be
+// read without it.
+func TestRunSecret(t *testing.T) {
+	r := sandbox.Probe()
+	if !r.Has(sandbox.Filesystem) {
+		t.Skipf("no filesystem layer here: %v", r.Why)
+	}
+	wt := sandboxWorktree(t, nil)
+	granted := t.TempDir()
+	secret := filepath.Join(granted, "heldout")
+	os.Mkdir(secret, 0o755)
+	os.WriteFile(filepath.Join(secret, "probe.out"), []byte("EXPECTED\n"), 0o644)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for _, withSecret := range []bool{false, true} {
+		p := &sandbox.Policy{Readable: []string{granted}}
+		if withSecret {
+			p.Secret = []string{secret}
+			if err := p.CheckSecrets(wt, env); err != nil {
+				t.Fatalf("CheckSecrets = %v", err)
+			}
+		}
+		res, err := Run(context.Background(), Spec{Argv: []string{"cat", filepath.Join(secret, "probe.out")}, Root: wt, Env: env, Sandbox: p, Stdout: 1 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read := res.Exit == 0 && string(res.Stdout) == "EXPECTED\n"; read == withSecret {
+			t.Errorf("secret %v: cat = %v %q; want it read only without the secret", withSecret, res, res.Stdout)
+		}
+	}
+	// A secret the sandbox cannot keep: one that holds a granted folder.
+	p := &sandbox.Policy{Readable: []string{secret}, Secret: []string{granted}}
+	var se *sandbox.SecretError
+	if err := p.CheckSecrets(wt, env); !errors.As(err, &se) {
+		t.Errorf("CheckSecrets(a secret holding a granted folder) = %v, want a *SecretError", err)
+	}
+}
