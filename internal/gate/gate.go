@@ -44,6 +44,11 @@ type Step struct {
 	DurationMS int64   `json:"duration_ms"`
 	Log        *string `json:"log"`
 	Reason     string  `json:"reason,omitempty"`
+	// Detail says, for a patch.canary that did not run because its
+	// runner or selection is not recognized, which part of it: what
+	// record verify needs to tell a tree the canary cannot follow from a
+	// command it does.
+	Detail string `json:"detail,omitempty"`
 	// Path and Line say where in the candidate a broken rule points: the
 	// repository path a budget rule names (a denied, oracle, binary or
 	// escaping file) and, when the change edits that file's lines, the

@@ -55,7 +55,6 @@ func (g *gateRun) heldOutRule(ctx context.Context) error {
 		// cannot read it: where the sandbox cannot keep the folder from
 		// every card command, the rule fails before anything runs.
 		if why := g.heldOutExposed(); why != "" {
-			g.v.HeldOut = HeldOutRan
 			return g.fail(RulePatchHeldOut, "the expected output (held_out.expect_stdout) could not be kept from the candidate: "+why)
 		}
 		var err error
@@ -75,7 +74,6 @@ func (g *gateRun) heldOutRule(ctx context.Context) error {
 		// A probe runs alone in a folder the base lacks (a diff that adds
 		// anything there broke budget.harness already).
 		if _, err := os.Lstat(filepath.Join(g.wt.Dir, filepath.FromSlash(h.Dest))); !errors.Is(err, fs.ErrNotExist) {
-			g.v.HeldOut = HeldOutRan
 			return g.fail(RulePatchHeldOut, "held_out.dest \""+h.Dest+"\" exists in the tree: with held_out.expect_stdout it must name a folder the base does not have")
 		}
 	}
