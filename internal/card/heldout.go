@@ -39,7 +39,18 @@ type HeldOut struct {
 	// Timeout is positive and at most MaxTimeout; Parse fills in
 	// DefaultTimeout.
 	Timeout time.Duration
+	// ExpectStdout, when set, names a regular file at the root of the
+	// held-out folder (one path element, no "/") holding the exact bytes
+	// the held-out command must print on standard output. It is part of
+	// the folder and its digest, but never copied into the tree, never a
+	// {held_out} path and never shown: the run is judged outside the
+	// sandbox, where the candidate cannot reach the expected bytes.
+	ExpectStdout string
 }
+
+// MaxExpectStdout bounds the expected-output file and the standard output
+// the held-out run is compared on.
+const MaxExpectStdout = 1 << 20
 
 // Command is the held-out command as a card command, with argv expanded
 // for the copied files (paths relative to Workdir).
@@ -55,7 +66,7 @@ func (h *HeldOut) Command(paths []string) Command {
 	return Command{Workdir: workdir(h.Workdir), Cmd: argv, ExpectExit: h.ExpectExit, Timeout: timeout(h.Timeout)}
 }
 
-var heldOutKeys = []string{"digest", "dest", "workdir", "cmd", "expect_exit", "timeout"}
+var heldOutKeys = []string{"digest", "dest", "workdir", "cmd", "expect_exit", "timeout", "expect_stdout"}
 
 var heldOutDigest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
 
@@ -119,6 +130,20 @@ func (p *parser) heldOut(n *yaml.Node) (*HeldOut, error) {
 			return nil, err
 		}
 	}
+	if sn, ok := v["expect_stdout"]; ok {
+		f := join(field, "expect_stdout")
+		if h.ExpectStdout, err = p.text(sn, f, false); err != nil {
+			return nil, err
+		}
+		if !expectStdoutName().MatchString(h.ExpectStdout) || h.ExpectStdout == "." || h.ExpectStdout == ".." {
+			return nil, p.errNode(sn, f, fmt.Sprintf("%q is not a file name at the root of the held-out folder", h.ExpectStdout),
+				"name a file directly in the held-out folder, e.g. \"probe.out\"")
+		}
+		if h.Dest == "." {
+			return nil, p.errNode(dn, join(field, "dest"), "with expect_stdout, dest must be a folder the base does not have, not the tree's top",
+				"name a new folder, e.g. \"probe\"")
+		}
+	}
 	return h, nil
 }
 
@@ -155,7 +180,14 @@ func marshalHeldOut(b *strings.Builder, h *HeldOut) {
 	if t := timeout(h.Timeout); t != DefaultTimeout {
 		kv("timeout", q(formatDuration(t)))
 	}
+	if h.ExpectStdout != "" {
+		kv("expect_stdout", q(h.ExpectStdout))
+	}
 }
+
+// expectStdoutName is one path element of the held-out folder: no
+// separator, no NUL, not empty.
+var expectStdoutName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^/\\\x00]{1,255}$`) })
 
 // canonHeldOut is held_out in the signed bytes: workdir and timeout always
 // present, so spelling out a default signs the same bytes.
@@ -166,6 +198,9 @@ type canonHeldOut struct {
 	Cmd        []string `json:"cmd"`
 	ExpectExit int      `json:"expect_exit"`
 	Timeout    string   `json:"timeout"`
+	// ExpectStdout is omitted when unset, so a card without it signs
+	// the bytes it signed before the field existed.
+	ExpectStdout string `json:"expect_stdout,omitempty"`
 }
 
 func canonHeld(h *HeldOut) *canonHeldOut {
@@ -173,5 +208,5 @@ func canonHeld(h *HeldOut) *canonHeldOut {
 		return nil
 	}
 	return &canonHeldOut{Digest: h.Digest, Dest: h.Dest, Workdir: workdir(h.Workdir), Cmd: slices.Clone(h.Cmd),
-		ExpectExit: h.ExpectExit, Timeout: formatDuration(timeout(h.Timeout))}
+		ExpectExit: h.ExpectExit, Timeout: formatDuration(timeout(h.Timeout)), ExpectStdout: h.ExpectStdout}
 }

@@ -43,6 +43,19 @@ func TestHeldOutParse(t *testing.T) {
 
 	// Without a digest (before card sign --held-out), with a spelled-out
 	// default: valid, warned about, and the digest is left out of the bytes.
+	// expect_stdout: signed, written back, absent from the bytes of a
+	// card without it (above).
+	c, err = Parse("card.yml", []byte(add("held_out: {dest: probe, cmd: [go, run, \"{held_out}\"], expect_exit: 0, expect_stdout: probe.out}\n")))
+	if err != nil || c.HeldOut.ExpectStdout != "probe.out" {
+		t.Fatalf("Parse(expect_stdout) = %v, %v", c, err)
+	}
+	if got, _ = c.Canonical(); !strings.Contains(string(got), `"expect_stdout":"probe.out"`) {
+		t.Errorf("Canonical(expect_stdout) = %s", got)
+	}
+	if m, _ := Marshal(c); !strings.Contains(string(m), `expect_stdout: "probe.out"`) {
+		t.Errorf("Marshal(expect_stdout) = %s", m)
+	}
+
 	c, err = Parse("card.yml", []byte(add("held_out: {dest: tests, workdir: \".\", cmd: [go, test, ./tests], expect_exit: 0, timeout: 10m}\n")))
 	if err != nil {
 		t.Fatalf("Parse(held_out without digest) = %v", err)
@@ -96,6 +109,10 @@ func TestHeldOutRefuses(t *testing.T) {
 		{"bad timeout", h(dest, cmd, exp, `  timeout: "forever"`), 22, 12, "held_out.timeout", "not a duration"},
 		{"zero timeout", h(dest, cmd, exp, `  timeout: "0s"`), 22, 12, "held_out.timeout", "out of range"},
 		{"alias", add("held_out: &h {dest: tests, cmd: [go], expect_exit: 0}\n"), 18, 11, "held_out", "anchors"},
+		{"expect_stdout a path", h(dest, cmd, exp, `  expect_stdout: "sub/probe.out"`), 22, 18, "held_out.expect_stdout", "not a file name"},
+		{"expect_stdout empty", h(dest, cmd, exp, `  expect_stdout: ""`), 22, 18, "held_out.expect_stdout", "must not be empty"},
+		{"expect_stdout dotdot", h(dest, cmd, exp, `  expect_stdout: ".."`), 22, 18, "held_out.expect_stdout", "not a file name"},
+		{"expect_stdout with dest the top", h(`  dest: "."`, cmd, exp, `  expect_stdout: "probe.out"`), 19, 9, "held_out.dest", "base does not have"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,13 +139,14 @@ func TestHeldOutCanonicalChanges(t *testing.T) {
 		t.Errorf("a card with held-out tests signs the bytes of one without")
 	}
 	for name, change := range map[string]func(h *HeldOut){
-		"digest":      func(h *HeldOut) { h.Digest = "sha256:" + strings.Repeat("0", 64) },
-		"no digest":   func(h *HeldOut) { h.Digest = "" },
-		"dest":        func(h *HeldOut) { h.Dest = "tests/hidden" },
-		"workdir":     func(h *HeldOut) { h.Workdir = "tests" },
-		"cmd":         func(h *HeldOut) { h.Cmd = []string{"python3", "-m", "pytest", "{held_out}"} },
-		"expect_exit": func(h *HeldOut) { h.ExpectExit = 1 },
-		"timeout":     func(h *HeldOut) { h.Timeout = time.Minute },
+		"digest":        func(h *HeldOut) { h.Digest = "sha256:" + strings.Repeat("0", 64) },
+		"no digest":     func(h *HeldOut) { h.Digest = "" },
+		"dest":          func(h *HeldOut) { h.Dest = "tests/hidden" },
+		"workdir":       func(h *HeldOut) { h.Workdir = "tests" },
+		"cmd":           func(h *HeldOut) { h.Cmd = []string{"python3", "-m", "pytest", "{held_out}"} },
+		"expect_exit":   func(h *HeldOut) { h.ExpectExit = 1 },
+		"timeout":       func(h *HeldOut) { h.Timeout = time.Minute },
+		"expect_stdout": func(h *HeldOut) { h.ExpectStdout = "probe.out" },
 	} {
 		c, _ := Parse("card.yml", []byte(add(heldOutBlock)))
 		change(c.HeldOut)

@@ -88,6 +88,12 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if held != nil && c.HeldOut.ExpectStdout != "" && *refPath == "" {
+		if _, _, err := held.Split(c.HeldOut.ExpectStdout); err != nil {
+			return &UsageError{Msg: fmt.Sprintf("--held-out %s: %v", held.Dir, err),
+				Hint: "give --reference FIX.diff: card sign writes held_out.expect_stdout's file from the reference fix's run"}
+		}
+	}
 	for _, w := range c.Warnings() {
 		if held != nil && strings.HasPrefix(w, "held_out has no digest") {
 			continue // this signing writes it
@@ -151,6 +157,16 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	prog.close()
 	if err != nil {
 		return err
+	}
+	if res.Verdict.Decision == sign.DecisionSign && res.Wrote != nil {
+		// The expected output the reference fix printed: written into the
+		// held-out folder (never shown), and the digest covers it.
+		out := filepath.Join(held.Dir, c.HeldOut.ExpectStdout)
+		if err := atomicfile.Create(out, res.Wrote, 0o644); err != nil {
+			return Errorf("cannot write the expected output %s: %v", out, err)
+		}
+		fmt.Fprintf(env.Stdout, "held_out.expect_stdout: wrote %s\n", out)
+		held = res.HeldOut
 	}
 	verdict := res.Verdict
 	fmt.Fprintf(env.Stdout, "decision: %s: %s\n", verdict.Decision, verdict.Reason)

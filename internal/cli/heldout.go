@@ -66,7 +66,15 @@ func checkHeldOut(c *card.Card, path string, folder *heldout.Folder) error {
 		return Errorf("card %s: held_out has no digest, so no folder can be checked against it", path).
 			Hint("sign the card with 'failpass card sign --card %s --held-out DIR', which writes the digest", path)
 	}
-	return folder.Check(c.HeldOut.Digest)
+	if err := folder.Check(c.HeldOut.Digest); err != nil {
+		return err
+	}
+	if c.HeldOut.ExpectStdout != "" {
+		if _, _, err := folder.Split(c.HeldOut.ExpectStdout); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // signHeldOutFolder loads card sign's --held-out DIR and checks it fits

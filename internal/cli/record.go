@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/record"
 	"github.com/failpass/failpass/internal/sign"
@@ -113,7 +114,13 @@ func runRecordVerify(ctx context.Context, env *Env, args []string) error {
 	default:
 		fmt.Fprintf(env.Stdout, "tree: not checked (pass --diff FILE --repo DIR to rebuild it)\n")
 	}
-	fmt.Fprintf(env.Stdout, "record %s: valid (%s, verdict %s)\n", Sanitize(*path), record.Digest(data), p.Verdict)
+	skipped := ""
+	if p.HeldOut == gate.HeldOutSkipped {
+		// A verdict reached without the held-out tests says so on the
+		// line a script reads.
+		skipped = ", held-out skipped"
+	}
+	fmt.Fprintf(env.Stdout, "record %s: valid (%s, verdict %s%s)\n", Sanitize(*path), record.Digest(data), p.Verdict, skipped)
 	return nil
 }
 

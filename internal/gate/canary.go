@@ -40,7 +40,7 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 	c := g.o.Card
 	switch {
 	case g.canary.notRun != "":
-		g.add(Step{Rule: RulePatchCanary, Status: StatusNotRun, Reason: g.canary.notRun})
+		g.add(Step{Rule: RulePatchCanary, Status: StatusNotRun, Reason: g.canary.notRun, Detail: g.canary.why})
 		return nil
 	case g.canary.err != nil:
 		return g.fail(RulePatchCanary, "the canary could not be planned: "+g.canary.err.Error())
@@ -106,6 +106,7 @@ func (g *gateRun) canaryRule(ctx context.Context) error {
 type canaryPlan struct {
 	plan   *runner.Canary
 	notRun string
+	why    string // with notRun CanaryNotRecognized: runner's reason
 	err    error
 }
 
@@ -136,7 +137,7 @@ func (g *gateRun) planCanary() error {
 	var nr *runner.NotRecognizedError
 	switch {
 	case errors.As(err, &nr):
-		g.canary = canaryPlan{notRun: CanaryNotRecognized}
+		g.canary = canaryPlan{notRun: CanaryNotRecognized, why: nr.Why}
 	case err != nil:
 		g.canary = canaryPlan{err: err}
 	default:

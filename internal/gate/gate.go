@@ -44,6 +44,11 @@ type Step struct {
 	DurationMS int64   `json:"duration_ms"`
 	Log        *string `json:"log"`
 	Reason     string  `json:"reason,omitempty"`
+	// Detail says, for a patch.canary that did not run because its
+	// runner or selection is not recognized, which part of it: what
+	// record verify needs to tell a tree the canary cannot follow from a
+	// command it does.
+	Detail string `json:"detail,omitempty"`
 	// Path and Line say where in the candidate a broken rule points: the
 	// repository path a budget rule names (a denied, oracle, binary or
 	// escaping file) and, when the change edits that file's lines, the
@@ -275,6 +280,13 @@ type gateRun struct {
 	// the oracle test. It is what the run must leave as it found it (see
 	// treeAltered).
 	given *worktree.Snapshot
+	// expect is the held-out run's expected standard output while it
+	// runs (held_out.expect_stdout), nil otherwise: runCmd keeps the
+	// run's stdout apart from its log and runRule compares it.
+	expect []byte
+	// secretChecked, secretDir and secretWhy are heldOutSecret's answer.
+	secretChecked        bool
+	secretDir, secretWhy string
 }
 
 // errStop ends the rule sequence after a broken rule was recorded.
@@ -721,6 +733,11 @@ func (g *gateRun) basePolicy() *sandbox.Policy {
 	}
 	p.Candidate = nil
 	p.CacheDir = BuildCacheDir(g.o.Repo, g.o.Card, g.base, g.o.Env)
+	if dir, why := g.heldOutSecret(); dir != "" && why == "" {
+		// Every card command, base and candidate alike (a candidate's
+		// side copies this policy): none reads the expected output.
+		p.Secret = append(slices.Clone(p.Secret), dir)
+	}
 	if g.o.Card.Prepare != nil {
 		p.Deps = sandbox.DepsDir(p.CacheDir) // read-only to every run but the prepare command's
 	}
@@ -1042,10 +1059,14 @@ func (g *gateRun) runCmd(ctx context.Context, cmd card.Command, argv []string, l
 	if g.candidate != nil {
 		env = g.candidate.Env(env)
 	}
-	res, err := run.Run(ctx, run.Spec{
+	spec := run.Spec{
 		Argv: argv, Root: g.wt.Dir, Workdir: cmd.Workdir, Env: env,
 		Timeout: cmd.Timeout, Log: logPath, Sandbox: g.policy, Session: g.session,
-	})
+	}
+	if g.expect != nil {
+		spec.Stdout = card.MaxExpectStdout
+	}
+	res, err := run.Run(ctx, spec)
 	if err == nil && res.Cache != "" && g.v.Sandbox.Cache != sandbox.CachePrivateCold {
 		g.v.Sandbox.Cache = res.Cache // one cold run makes the verdict's cache cold
 	}
@@ -1088,6 +1109,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		kind = runner.Recognize(cmd.Cmd, cmd.Workdir).Kind
 	}
 	environment := ""
+	differs := false
 	for i := 0; i < g.o.Repeat; i++ {
 		name := logName
 		if g.o.Repeat > 1 {
@@ -1108,6 +1130,9 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 			step.Status, step.Reason = StatusFail, why
 			g.add(step)
 			return g.broken(rule, why)
+		}
+		if g.expect != nil && stdoutDiffers(res.Stdout, res.StdoutTruncated, g.expect) {
+			differs = true
 		}
 		env := classify(kind, res, logPath)
 		step.DurationMS += res.Duration.Milliseconds()
@@ -1166,8 +1191,17 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		}
 		g.add(step)
 		return g.broken(rule, step.Reason)
+	case differs:
+		// Only that they differ: never the bytes, nor where.
+		step.Status = StatusFail
+		step.Reason = fmt.Sprintf("exit %d as expected, but standard output differs from the expected output (held_out.expect_stdout)", first.Exit)
+		g.add(step)
+		return g.broken(rule, step.Reason)
 	}
 	step.Status = StatusOK
+	if g.expect != nil {
+		step.Reason = "standard output equals the expected output"
+	}
 	g.add(step)
 	return nil
 }

@@ -25,7 +25,24 @@ func HarnessInputs(ctx context.Context, repo *gitx.Repo, base string, c *card.Ca
 	if c.HeldOut != nil {
 		cmds = append(cmds, heldOutStandIn(c.HeldOut))
 	}
-	return harness.Find(cmds, paths, t)
+	found, err := harness.Find(cmds, paths, t)
+	if err != nil {
+		return nil, err
+	}
+	if h := c.HeldOut; h != nil && h.ExpectStdout != "" {
+		// A probe judged on its output runs alone in a folder the base
+		// lacks: a file beside it (a go file of its package, a module a
+		// Python probe imports first) is code it may run unseen.
+		for _, p := range paths {
+			if p == h.Dest || strings.HasPrefix(p, h.Dest+"/") {
+				if found == nil {
+					found = map[string]string{}
+				}
+				found[p] = fmt.Sprintf("it is under held_out.dest %q, where the held-out probe runs alone (held_out.expect_stdout)", h.Dest)
+			}
+		}
+	}
+	return found, nil
 }
 
 // heldOutStandIn is the held-out command as the harness rule sees it. The

@@ -1,10 +1,15 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/failpass/failpass/internal/heldout"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // What a gate did with a card's held-out tests: the verdict's held_out
@@ -43,6 +48,20 @@ func (g *gateRun) heldOutRule(ctx context.Context) error {
 	if err := g.o.HeldOut.Check(h.Digest); err != nil {
 		return err
 	}
+	tests := g.o.HeldOut
+	var expected []byte
+	if h.ExpectStdout != "" {
+		// The expected output judges the run only if the candidate
+		// cannot read it: where the sandbox cannot keep the folder from
+		// every card command, the rule fails before anything runs.
+		if why := g.heldOutExposed(); why != "" {
+			return g.fail(RulePatchHeldOut, "the expected output (held_out.expect_stdout) could not be kept from the candidate: "+why)
+		}
+		var err error
+		if tests, expected, err = g.o.HeldOut.Split(h.ExpectStdout); err != nil {
+			return err
+		}
+	}
 	// The patched runs so far could write the worktree (a conftest.py in
 	// dest, a file under a held-out name, dest made a symlink) and their
 	// cache layer (a marker that neuters the runner from then on): the
@@ -51,7 +70,14 @@ func (g *gateRun) heldOutRule(ctx context.Context) error {
 	if err := g.afresh(ctx, "held-out"); err != nil {
 		return err
 	}
-	copied, err := g.o.HeldOut.CopyInto(g.wt.Dir, h.Dest)
+	if h.ExpectStdout != "" {
+		// A probe runs alone in a folder the base lacks (a diff that adds
+		// anything there broke budget.harness already).
+		if _, err := os.Lstat(filepath.Join(g.wt.Dir, filepath.FromSlash(h.Dest))); !errors.Is(err, fs.ErrNotExist) {
+			return g.fail(RulePatchHeldOut, "held_out.dest \""+h.Dest+"\" exists in the tree: with held_out.expect_stdout it must name a folder the base does not have")
+		}
+	}
+	copied, err := tests.CopyInto(g.wt.Dir, h.Dest)
 	if err != nil {
 		var de *heldout.DestError
 		if errors.As(err, &de) {
@@ -70,7 +96,65 @@ func (g *gateRun) heldOutRule(ctx context.Context) error {
 	}
 	defer func() { g.given = nil }()
 	g.v.HeldOut = HeldOutRan
+	g.expect = expected
+	defer func() { g.expect = nil }()
 	return g.runRule(ctx, RulePatchHeldOut, "patch-held-out", h.Command(paths), RulePatchFlaky)
+}
+
+// heldOutSecret is the held-out folder every card command of this gate
+// must not read ("" when none must be kept: no held-out tests given, or
+// a card without held_out.expect_stdout), and why the sandbox cannot keep
+// it ("" when it can). Worked out once per gate, before the first run.
+func (g *gateRun) heldOutSecret() (dir, why string) {
+	h := g.o.Card.HeldOut
+	if h == nil || h.ExpectStdout == "" || g.o.HeldOut == nil {
+		return "", ""
+	}
+	if !g.secretChecked {
+		g.secretChecked = true
+		g.secretDir = g.o.HeldOut.Dir
+		if abs, err := filepath.Abs(g.secretDir); err == nil {
+			g.secretDir = abs
+		}
+		switch {
+		case g.o.Sandbox == SandboxOff:
+			g.secretWhy = "the sandbox is off (--sandbox=off)"
+		default:
+			p := sandbox.Policy{}
+			if g.o.Policy != nil {
+				p = *g.o.Policy
+			}
+			p.Secret = []string{g.secretDir}
+			var env []string
+			if g.o.Env != nil {
+				env = g.o.Env(g.o.Card.Pass)
+			}
+			if err := p.CheckSecrets(g.o.Repo.Dir, env); err != nil {
+				var se *sandbox.SecretError
+				if !errors.As(err, &se) {
+					g.secretWhy = err.Error()
+				} else {
+					g.secretWhy = se.Why
+				}
+			}
+		}
+	}
+	return g.secretDir, g.secretWhy
+}
+
+// heldOutExposed is why the held-out folder could not be kept from the
+// candidate, "" when it was.
+func (g *gateRun) heldOutExposed() string {
+	_, why := g.heldOutSecret()
+	return why
+}
+
+// stdoutDiffers says whether a held-out run's standard output is not the
+// expected output: a run that printed more than it could keep differs.
+// Nothing about where or how they differ is kept, so no reason, log or
+// record can carry the expected bytes.
+func stdoutDiffers(got []byte, truncated bool, want []byte) bool {
+	return truncated || !bytes.Equal(got, want)
 }
 
 // heldOutKey is the held-out part of a verdict's cache key: a verdict

@@ -22,6 +22,7 @@ const (
 	whyPackageForm  = "a package here would be imported instead of the test module the card names"
 	whyTestModule   = "unittest imports the test module the card names by its dotted id from it"
 	whyStartup      = "Python runs it at start-up (sitecustomize.py, usercustomize.py, .pth files)"
+	whyPackaging    = "Python packaging metadata: an installed distribution's entry points register plugins pytest loads on its own (pytest11), and .egg-link and __editable__ files put code on sys.path"
 	whyCollected    = "a test module in a folder the card's pytest command collects: its module-level code runs before the tests, in the same process"
 )
 
@@ -210,6 +211,8 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		switch b := path.Base(rel); {
 		case b == "sitecustomize.py", b == "usercustomize.py", strings.HasSuffix(b, ".pth"):
 			return whyStartup
+		case packaging(rel):
+			return whyPackaging
 		}
 		return ""
 	})
@@ -638,3 +641,21 @@ const stdlibNames = `
 	weakref webbrowser winreg winsound wsgiref xdrlib xml xmlrpc zipapp
 	zipfile zipimport zlib zoneinfo
 `
+
+// packaging says whether rel (slash-separated) is Python packaging
+// metadata an interpreter started below it may act on: anything in a
+// *.dist-info or *.egg-info folder (entry_points.txt registers a pytest
+// plugin, which pytest loads whatever the card's argv says, when the
+// folder lies on sys.path, as the workdir does under python -m), an
+// *.egg-link, or an __editable__* finder or .pth file.
+func packaging(rel string) bool {
+	parts := strings.Split(rel, "/")
+	for _, d := range parts[:len(parts)-1] {
+		if strings.HasSuffix(d, ".dist-info") || strings.HasSuffix(d, ".egg-info") {
+			return true
+		}
+	}
+	b := parts[len(parts)-1]
+	return strings.HasSuffix(b, ".egg-link") || strings.HasPrefix(b, "__editable__") ||
+		strings.HasSuffix(b, ".dist-info") || strings.HasSuffix(b, ".egg-info")
+}

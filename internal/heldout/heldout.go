@@ -317,3 +317,56 @@ func (f *Folder) CopyInto(root, dest string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// MaxExpected bounds a held_out.expect_stdout file (card.MaxExpectStdout).
+const MaxExpected = 1 << 20
+
+// Split parts the folder for a card with held_out.expect_stdout: the
+// expected standard output (the regular file name at the folder's root,
+// at most MaxExpected bytes), and the folder without it, which is all
+// that is ever copied into a tree. The digest of the returned folder is
+// still the whole folder's: it is checked, never recomputed. A name the
+// folder lacks, a file too large, or a folder that holds nothing else is
+// an *Error.
+func (f *Folder) Split(name string) (*Folder, []byte, error) {
+	var expected []byte
+	found := false
+	rest := &Folder{Dir: f.Dir, Digest: f.Digest}
+	for _, fl := range f.Files {
+		if fl.Path == name {
+			expected, found = fl.Data, true
+			continue
+		}
+		rest.Files = append(rest.Files, fl)
+	}
+	switch {
+	case !found:
+		return nil, nil, &Error{Dir: f.Dir, Path: name, Msg: "is missing: the card's held_out.expect_stdout names it",
+			Hint: "'failpass card sign --held-out DIR --reference FIX.diff' writes it from the reference fix's run"}
+	case len(expected) > MaxExpected:
+		return nil, nil, &Error{Dir: f.Dir, Path: name, Msg: fmt.Sprintf("is larger than %d bytes", MaxExpected),
+			Hint: "print less: a probe's expected output is at most 1 MiB"}
+	case len(rest.Files) == 0:
+		return nil, nil, &Error{Dir: f.Dir, Msg: "holds only the expected output", Hint: "put the probe the held-out command runs beside it"}
+	}
+	if expected == nil {
+		expected = []byte{}
+	}
+	return rest, expected, nil
+}
+
+// With returns a copy of the folder with the file name (at its root) set
+// to data, and the digest of the whole: what card sign writes once it has
+// the expected output of a probe.
+func (f *Folder) With(name string, data []byte) *Folder {
+	out := &Folder{Dir: f.Dir}
+	for _, fl := range f.Files {
+		if fl.Path != name {
+			out.Files = append(out.Files, fl)
+		}
+	}
+	out.Files = append(out.Files, File{Path: name, Data: slices.Clone(data)})
+	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
+	out.Digest = Digest(out.Files)
+	return out
+}

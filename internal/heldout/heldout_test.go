@@ -302,3 +302,28 @@ func FuzzNames(f *testing.F) {
 		}
 	})
 }
+
+func TestSplitWith(t *testing.T) {
+	f := &Folder{Dir: "d", Files: []File{{Path: "probe.go", Data: []byte("package main")}, {Path: "probe.out", Data: []byte("42\n")}}}
+	f.Digest = Digest(f.Files)
+	rest, want, err := f.Split("probe.out")
+	if err != nil || string(want) != "42\n" || len(rest.Files) != 1 || rest.Files[0].Path != "probe.go" || rest.Digest != f.Digest {
+		t.Fatalf("Split = %+v, %q, %v", rest, want, err)
+	}
+	for name, g := range map[string]*Folder{
+		"missing":   {Dir: "d", Files: []File{{Path: "probe.go"}}},
+		"only":      {Dir: "d", Files: []File{{Path: "probe.out"}}},
+		"too large": {Dir: "d", Files: []File{{Path: "probe.go"}, {Path: "probe.out", Data: make([]byte, MaxExpected+1)}}},
+		"not root":  {Dir: "d", Files: []File{{Path: "probe.go"}, {Path: "sub/probe.out"}}},
+	} {
+		var e *Error
+		if _, _, err := g.Split("probe.out"); !errors.As(err, &e) {
+			t.Errorf("Split(%s) = %v, want an *Error", name, err)
+		}
+	}
+	// With writes the expected output and the digest of the whole.
+	w := (&Folder{Dir: "d", Files: []File{{Path: "probe.go", Data: []byte("package main")}}}).With("probe.out", []byte("42\n"))
+	if w.Digest != f.Digest || len(w.Files) != 2 {
+		t.Errorf("With = %+v, want the folder of digest %s", w, f.Digest)
+	}
+}

@@ -48,7 +48,7 @@ func New(v *gate.Verdict, c *card.Card, diff []byte, patched *Patched, files []F
 	for _, s := range v.Steps {
 		st := Step{Rule: s.Rule, Status: s.Status, Expected: s.Expected, Runs: []Run{}}
 		if s.Status == gate.StatusNotRun {
-			st.Reason = s.Reason
+			st.Reason, st.Detail = s.Reason, s.Detail
 		}
 		for _, r := range s.Runs {
 			st.Runs = append(st.Runs, Run{Argv: append([]string{}, r.Argv...), Exit: r.Exit, Signal: r.Signal,

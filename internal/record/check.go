@@ -7,6 +7,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/runner"
 )
 
 // commandRules are the gate rules that run a card command, in gate order,
@@ -252,6 +253,15 @@ func checkCanaryStep(field string, st Step, c *card.Card) error {
 		return errorf(ProblemMalformed, field+".expected", "the canary has no expected exit")
 	case st.Status == gate.StatusNotRun && len(st.Runs) > 0:
 		return errorf(ProblemMalformed, field, "a canary that did not run has no runs")
+	case st.Status == gate.StatusNotRun && c.Canary != card.CanaryOff && st.Reason == gate.CanaryOffReason:
+		return errorf(ProblemVerdict, field+".reason", "the record says the card turned the canary off, but the card leaves it on")
+	case st.Status == gate.StatusNotRun && c.Canary != card.CanaryOff && st.Detail == "" && runner.CanaryArgv(c.Pass.Cmd, c.Pass.Workdir) == nil:
+		// The gate records why the canary could not follow a command
+		// whose argv it follows (the oracle's source); a record that
+		// says only that it did not run hides a rule the card asked for.
+		return &Error{Problem: ProblemVerdict, Field: field + ".reason",
+			Msg:  fmt.Sprintf("the record says the canary did not run (%s), but the card's pass command %s is one it follows and the card leaves it on", st.Reason, quoteArgv(c.Pass.Cmd)),
+			Hint: "gate the candidate again with this failpass and record that"}
 	}
 	for j, r := range st.Runs {
 		if len(r.Argv) == 0 || len(c.Pass.Cmd) == 0 || r.Argv[0] != c.Pass.Cmd[0] {

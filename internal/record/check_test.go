@@ -3,8 +3,10 @@ package record
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
 )
 
@@ -178,6 +180,38 @@ func TestJudge(t *testing.T) {
 	for _, tc := range tests {
 		if got := Judge(tc.runs, tc.expect); got != tc.want {
 			t.Errorf("Judge(%+v, %d) = %v, want %v", tc.runs, tc.expect, got, tc.want)
+		}
+	}
+}
+
+// TestCheckCanaryClaims: a record may say the canary did not run only for
+// a reason the card allows: the card turned it off, or its pass command
+// is one the canary cannot follow (from its argv, or, said in the
+// step's detail, from the oracle's source).
+func TestCheckCanaryClaims(t *testing.T) {
+	followed, err := card.Parse("card.yml", []byte(strings.Replace(testCardYAML,
+		`pass: {cmd: ["sh", "check.sh"], expect_exit: 0}`, `pass: {cmd: ["go", "test", "-run", "^TestA$", "./p"], expect_exit: 0}`, 1)))
+	if err != nil || followed.Pass.Cmd[0] != "go" {
+		t.Fatalf("card: %v, %v", followed, err)
+	}
+	for _, tc := range []struct {
+		name           string
+		c              *card.Card
+		reason, detail string
+		ok             bool
+	}{
+		{"argv not followed, no detail", testCard(t), gate.CanaryNotRecognized, "", true},
+		{"argv followed, no detail", followed, gate.CanaryNotRecognized, "", false},
+		{"argv followed, the source's detail", followed, gate.CanaryNotRecognized, "TestA is a one-line def", true},
+		{"off claimed for a card that leaves it on", testCard(t), gate.CanaryOffReason, "", false},
+	} {
+		s := testStatement(t, passVerdict(tc.c), tc.c)
+		st := stepOf(s, gate.RulePatchCanary)
+		st.Status, st.Runs, st.Reason, st.Detail = gate.StatusNotRun, []Run{}, tc.reason, tc.detail
+		err := Check(s, tc.c)
+		var re *Error
+		if tc.ok != (err == nil) || (err != nil && (!errors.As(err, &re) || re.Problem != ProblemVerdict)) {
+			t.Errorf("%s: Check = %v, want ok %v", tc.name, err, tc.ok)
 		}
 	}
 }

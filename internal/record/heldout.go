@@ -119,8 +119,10 @@ func checkHeldOutVerdict(p *Predicate, c *card.Card, rank int) error {
 		}
 		return nil
 	}
-	// Broken at patch.held_out itself.
-	if mode == gate.HeldOutSkipped || (mode == gate.HeldOutRan && (j == Holds || j == Disagree)) {
+	// Broken at patch.held_out itself: with held_out.expect_stdout, runs
+	// that exit as expected break it when their output differs (the
+	// record holds no output: the gate judged it, and signed).
+	if mode == gate.HeldOutSkipped || (mode == gate.HeldOutRan && ((j == Holds && h.ExpectStdout == "") || j == Disagree)) {
 		return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but the held-out tests %s", gate.RulePatchHeldOut, heldOutWhy(mode, j, runs, h.ExpectExit))
 	}
 	return nil

@@ -74,6 +74,8 @@ func (n *Note) WriteMarkdown(w io.Writer) error {
 		}
 		if p.Verdict != gate.Pass {
 			verdict = fmt.Sprintf("**FAIL** %s: %s", code(*p.Rule), cell(p.Reason))
+		} else if p.HeldOut == gate.HeldOutSkipped {
+			verdict += " (held-out tests SKIPPED by --skip-held-out)"
 		}
 		fmt.Fprintf(&b, "| verdict | %s |\n", verdict)
 		fmt.Fprintf(&b, "| record signature | %s |\n", n.signatureCell())
@@ -97,6 +99,10 @@ func (n *Note) WriteMarkdown(w io.Writer) error {
 				exp = fmt.Sprint(*s.Expected)
 			}
 			status := s.Status
+			if s.Rule == gate.RulePatchHeldOut && n.Record.Predicate.HeldOut == gate.HeldOutSkipped {
+				// Passed loudly, never "ok": nothing ran.
+				status = "skipped (--skip-held-out: the card's held-out tests did not run)"
+			}
 			if s.Reason != "" {
 				status += " (" + s.Reason + ")"
 			}
@@ -159,8 +165,12 @@ func (n *Note) WriteMerge(w io.Writer) error {
 	if n.Runner != nil {
 		signed = "verified, runner " + oneLine(n.Runner.Principal) + " " + n.Runner.Fingerprint
 	}
-	_, err := fmt.Fprintf(w, "Merge fix for %s (failpass gate: pass)\n\nFailpass-Contract: %s\nFailpass-Base: %s\nFailpass-Card: %s\nFailpass-Record: %s\nFailpass-Record-Signature: %s\n",
-		oneLine(n.Card.ID), oneLine(n.Card.ID), n.base(), oneLine(n.CardPath), n.RecordDigest, signed)
+	gateSays := "pass"
+	if n.Record.Predicate.HeldOut == gate.HeldOutSkipped {
+		gateSays = "pass, held-out skipped"
+	}
+	_, err := fmt.Fprintf(w, "Merge fix for %s (failpass gate: %s)\n\nFailpass-Contract: %s\nFailpass-Base: %s\nFailpass-Card: %s\nFailpass-Record: %s\nFailpass-Record-Signature: %s\n",
+		oneLine(n.Card.ID), gateSays, oneLine(n.Card.ID), n.base(), oneLine(n.CardPath), n.RecordDigest, signed)
 	return err
 }
 

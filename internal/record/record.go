@@ -149,6 +149,9 @@ type Step struct {
 	// Reason says why a rule that held was not run (patch.canary: the
 	// card turned it off, or its runner is not recognized).
 	Reason string `json:"reason,omitempty"`
+	// Detail is patch.canary's cause when its runner or selection was
+	// not recognized.
+	Detail string `json:"detail,omitempty"`
 }
 
 // Run is one run of a card command.

@@ -53,6 +53,13 @@ type Spec struct {
 	// file system (a loop role: reviewer or fixer), through the sandbox
 	// helper; see sandbox.View.
 	View *sandbox.View
+	// Stdout, when positive, keeps the command's standard output apart:
+	// it is read into Result.Stdout, at most Stdout bytes (the rest read
+	// and discarded, Result.StdoutTruncated set), and never written to
+	// the log, which gets standard error alone. A caller judges a run by
+	// its output this way (held_out.expect_stdout) without the compared
+	// bytes ever landing in a log.
+	Stdout int64
 	// Started, when set, is told the command's process group (its pid:
 	// the sandbox helper's when contained) as soon as it runs, before it
 	// is waited for: a caller that must find the group after its own
@@ -74,6 +81,10 @@ type Result struct {
 	// Cache says how a candidate's contained command saw the card's
 	// build cache (sandbox.CacheOverlay, sandbox.CachePrivateCold).
 	Cache string
+	// Stdout is the command's standard output when Spec.Stdout asked for
+	// it, at most Spec.Stdout bytes; StdoutTruncated says it wrote more.
+	Stdout          []byte
+	StdoutTruncated bool
 
 	timeout time.Duration
 }
@@ -150,7 +161,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		// The sandbox helper starts first: its start-up and prepare's
 		// work (the git snapshot, cgroups, the environment) need nothing
 		// of each other, so they run side by side.
-		h, helperErr = startHelper()
+		h, helperErr = startHelper(s.Stdout > 0)
 	}
 	p, res, err := prepare(s, nil) // refuses a program that cannot run the helper at all
 	if err != nil || res.StartErr != nil {
@@ -164,7 +175,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	tctx, cancel := context.WithTimeoutCause(ctx, p.timeout, errTimedOut)
 	defer cancel()
 	start := time.Now()
-	cmd, out, stop, err := p.startRun(tctx, s.Argv, h)
+	cmd, out, sout, stop, err := p.startRun(tctx, s.Argv, h, s.Stdout > 0)
 	if err != nil {
 		return p.notStarted(ctx, res, err), nil
 	}
@@ -174,6 +185,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		io.Copy(log, out) // log never fails a write, so this reads to EOF
 		close(drained)
 	}()
+	kept := keepStdout(sout, s.Stdout)
 
 	cmd.Wait()
 	stop()
@@ -181,6 +193,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cleanUp(cmd)
 	out.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
+	kept.wait(&res)
 	res.ended(ctx, tctx, cmd)
 	if err := p.sb.finish(&res); err != nil {
 		return res.withLog(log), err
@@ -191,33 +204,97 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 // startRun starts the command with its stdout and stderr on one pipe,
 // whose read end it returns: the log interleaves the streams in the
 // order the command wrote them, and no exec copying goroutine can block
-// Wait. A contained command goes to h, the helper Run started for it.
-// stop ends the watch on ctx once the process has been waited for.
-func (p *prepared) startRun(ctx context.Context, argv []string, h *helper) (cmd *exec.Cmd, out *os.File, stop func() bool, err error) {
+// Wait. With split, stdout has a pipe of its own (sout), and out carries
+// stderr alone. A contained command goes to h, the helper Run started
+// for it (with the same split). stop ends the watch on ctx once the
+// process has been waited for.
+func (p *prepared) startRun(ctx context.Context, argv []string, h *helper, split bool) (cmd *exec.Cmd, out, sout *os.File, stop func() bool, err error) {
 	if h != nil {
 		if err := p.sb.hand(h, p.path, argv, p.dir); err != nil {
 			h.discard()
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		pid := h.cmd.Process.Pid
 		if p.started != nil {
 			p.started(pid)
 		}
-		return h.cmd, h.out, context.AfterFunc(ctx, func() { killGroup(pid) }), nil
+		return h.cmd, h.out, h.sout, context.AfterFunc(ctx, func() { killGroup(pid) }), nil
 	}
 	out, w, err := os.Pipe()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("run: output pipe: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("run: output pipe: %w", err)
+	}
+	var sw *os.File
+	if split {
+		if sout, sw, err = os.Pipe(); err != nil {
+			out.Close()
+			w.Close()
+			return nil, nil, nil, nil, fmt.Errorf("run: stdout pipe: %w", err)
+		}
 	}
 	cmd = p.command(ctx, argv)
 	cmd.Stdout, cmd.Stderr = w, w
+	if sw != nil {
+		cmd.Stdout = sw
+	}
 	err = p.start(cmd)
 	w.Close()
+	if sw != nil {
+		sw.Close()
+	}
 	if err != nil {
 		out.Close()
-		return nil, nil, nil, err
+		if sout != nil {
+			sout.Close()
+		}
+		return nil, nil, nil, nil, err
 	}
-	return cmd, out, func() bool { return true }, nil
+	return cmd, out, sout, func() bool { return true }, nil
+}
+
+// keptStdout reads a command's separate standard output (Spec.Stdout),
+// bounded, while it runs.
+type keptStdout struct {
+	r    *os.File
+	max  int64
+	buf  []byte
+	more bool
+	done chan struct{}
+}
+
+// keepStdout starts reading r (nil: nothing to keep) up to max bytes,
+// then on to its end, discarding the rest.
+func keepStdout(r *os.File, max int64) *keptStdout {
+	if r == nil {
+		return nil
+	}
+	k := &keptStdout{r: r, max: max, done: make(chan struct{})}
+	go func() {
+		defer close(k.done)
+		b, _ := io.ReadAll(io.LimitReader(r, max+1))
+		if int64(len(b)) > max {
+			k.buf, k.more = b[:max], true
+			io.Copy(io.Discard, r)
+			return
+		}
+		k.buf = b
+	}()
+	return k
+}
+
+// wait ends the read (within drainGrace of the command's end, as for
+// the log) and puts what it kept in res. A nil *keptStdout does nothing.
+func (k *keptStdout) wait(res *Result) {
+	if k == nil {
+		return
+	}
+	k.r.SetReadDeadline(time.Now().Add(drainGrace))
+	<-k.done
+	k.r.Close()
+	res.Stdout, res.StdoutTruncated = k.buf, k.more
+	if res.Stdout == nil {
+		res.Stdout = []byte{}
+	}
 }
 
 // prepared is a Spec checked and resolved, ready to start.

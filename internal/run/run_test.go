@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -224,7 +225,7 @@ func TestRunWorkdir(t *testing.T) {
 	// Refused before anything starts: the command would create a file.
 	r, err := Run(context.Background(), Spec{Argv: []string{"touch", "escaped"}, Root: root, Workdir: "out"})
 	var we *WorkdirError
-	if !errors.As(err, &we) || r != (Result{}) {
+	if !errors.As(err, &we) || !reflect.DeepEqual(r, Result{}) {
 		t.Errorf("Run(workdir out) = %+v, %v; want a WorkdirError", r, err)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {

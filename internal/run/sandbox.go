@@ -106,14 +106,16 @@ func (sb *sandboxRun) close() {
 // helper is a sandbox helper Run started before the command was set up;
 // it waits for its configuration (sandbox.Helper).
 type helper struct {
-	cmd *exec.Cmd
-	out *os.File // the read end of its stdout and stderr
-	h   *sandbox.Helper
+	cmd  *exec.Cmd
+	out  *os.File // the read end of its stdout and stderr (stderr alone with a split stdout)
+	sout *os.File // the read end of its stdout when split, else nil
+	h    *sandbox.Helper
 }
 
 // startHelper starts a helper in its own process group, registered as a
-// running command so reap leaves it be.
-func startHelper() (*helper, error) {
+// running command so reap leaves it be. With split, the command's stdout
+// gets a pipe of its own (helper.sout).
+func startHelper(split bool) (*helper, error) {
 	h, err := sandbox.NewHelper()
 	if err != nil {
 		return nil, err
@@ -124,21 +126,40 @@ func startHelper() (*helper, error) {
 		h.Discard()
 		return nil, err
 	}
+	var sout, sw *os.File
+	if split {
+		if sout, sw, err = os.Pipe(); err != nil {
+			out.Close()
+			w.Close()
+			h.Started(nil)
+			h.Discard()
+			return nil, err
+		}
+	}
 	cmd := exec.Command(h.Path)
 	cmd.Args, cmd.Env, cmd.ExtraFiles = h.Args, h.Env, h.ExtraFiles
 	cmd.Stdout, cmd.Stderr = w, w
+	if sw != nil {
+		cmd.Stdout = sw
+	}
 	cmd.SysProcAttr = sysProcAttr()
 	setNamespaces(cmd.SysProcAttr, &h.Launch)
 	enableReaper()
 	err = startRegistered(cmd)
 	w.Close()
+	if sw != nil {
+		sw.Close()
+	}
 	h.Started(err)
 	if err != nil {
 		out.Close()
+		if sout != nil {
+			sout.Close()
+		}
 		h.Discard()
 		return nil, err
 	}
-	return &helper{cmd: cmd, out: out, h: h}, nil
+	return &helper{cmd: cmd, out: out, sout: sout, h: h}, nil
 }
 
 // hand gives the command to h.
@@ -158,4 +179,7 @@ func (h *helper) discard() {
 	h.cmd.Wait()
 	cleanUp(h.cmd)
 	h.out.Close()
+	if h.sout != nil {
+		h.sout.Close()
+	}
 }

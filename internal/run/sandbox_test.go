@@ -188,3 +188,95 @@ func TestRunSandboxedLargeEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStdoutApart: with Spec.Stdout, a command's standard output is
+// kept apart from its log (which gets standard error alone) and bounded,
+// uncontained, with a helper of its own and in a session alike.
+func TestRunStdoutApart(t *testing.T) {
+	wt := sandboxWorktree(t, nil)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	contained := sandbox.Probe().Has(sandbox.Processes)
+	sess := NewSession()
+	defer sess.Close()
+	for _, mode := range []string{"off", "helper", "session"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode != "off" && !contained {
+				t.Skip("no sandbox helper here")
+			}
+			spec := func(argv []string, max int64) Spec {
+				s := Spec{Argv: argv, Root: wt, Env: env, Log: filepath.Join(t.TempDir(), "log"), Stdout: max}
+				if mode != "off" {
+					s.Sandbox = &sandbox.Policy{}
+				}
+				if mode == "session" {
+					s.Session = sess
+				}
+				return s
+			}
+			s := spec([]string{"sh", "-c", "printf 'out\\n'; printf 'err\\n' >&2; printf 'more\\n'; exit 4"}, 1<<20)
+			r, err := Run(context.Background(), s)
+			if err != nil || r.Exit != 4 {
+				t.Fatalf("Run = %+v, %v", r, err)
+			}
+			log, _ := os.ReadFile(s.Log)
+			if string(r.Stdout) != "out\nmore\n" || r.StdoutTruncated || !strings.Contains(string(log), "err") || strings.Contains(string(log), "out") {
+				t.Errorf("stdout %q (truncated %v), log %q; want stdout apart from the log", r.Stdout, r.StdoutTruncated, log)
+			}
+			s = spec([]string{"sh", "-c", "yes | head -c 100000"}, 4)
+			if r, err = Run(context.Background(), s); err != nil || r.Exit != 0 || string(r.Stdout) != "y\ny\n" || !r.StdoutTruncated {
+				t.Errorf("bounded: Run = %q, %v, %+v, %v", r.Stdout, r.StdoutTruncated, r.Exit, err)
+			}
+			s = spec([]string{"true"}, 16)
+			if r, err = Run(context.Background(), s); err != nil || r.Stdout == nil || len(r.Stdout) != 0 {
+				t.Errorf("no output: Run = %q, %v", r.Stdout, err)
+			}
+			// Without Stdout, nothing is kept and the log interleaves both.
+			s = spec([]string{"sh", "-c", "echo out; echo err >&2"}, 0)
+			s.Stdout = 0
+			if r, err = Run(context.Background(), s); err != nil || r.Stdout != nil {
+				t.Errorf("Run without Stdout kept %q, %v", r.Stdout, err)
+			}
+			if log, _ := os.ReadFile(s.Log); !strings.Contains(string(log), "out") {
+				t.Errorf("log without Stdout = %q", log)
+			}
+		})
+	}
+}
+
+// TestRunSecret: a Policy's Secret folder cannot be read by the command,
+// even inside a folder the policy grants (it is hidden), where it can be
+// read without it.
+func TestRunSecret(t *testing.T) {
+	r := sandbox.Probe()
+	if !r.Has(sandbox.Filesystem) {
+		t.Skipf("no filesystem layer here: %v", r.Why)
+	}
+	wt := sandboxWorktree(t, nil)
+	granted := t.TempDir()
+	secret := filepath.Join(granted, "heldout")
+	os.Mkdir(secret, 0o755)
+	os.WriteFile(filepath.Join(secret, "probe.out"), []byte("EXPECTED\n"), 0o644)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for _, withSecret := range []bool{false, true} {
+		p := &sandbox.Policy{Readable: []string{granted}}
+		if withSecret {
+			p.Secret = []string{secret}
+			if err := p.CheckSecrets(wt, env); err != nil {
+				t.Fatalf("CheckSecrets = %v", err)
+			}
+		}
+		res, err := Run(context.Background(), Spec{Argv: []string{"cat", filepath.Join(secret, "probe.out")}, Root: wt, Env: env, Sandbox: p, Stdout: 1 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read := res.Exit == 0 && string(res.Stdout) == "EXPECTED\n"; read == withSecret {
+			t.Errorf("secret %v: cat = %v %q; want it read only without the secret", withSecret, res, res.Stdout)
+		}
+	}
+	// A secret the sandbox cannot keep: one that holds a granted folder.
+	p := &sandbox.Policy{Readable: []string{secret}, Secret: []string{granted}}
+	var se *sandbox.SecretError
+	if err := p.CheckSecrets(wt, env); !errors.As(err, &se) {
+		t.Errorf("CheckSecrets(a secret holding a granted folder) = %v, want a *SecretError", err)
+	}
+}

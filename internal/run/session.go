@@ -134,13 +134,29 @@ func (ss *Session) run(ctx context.Context, s Spec) (_ Result, ok bool, _ error)
 		return p.notStarted(ctx, res, fmt.Errorf("run: output pipe: %w", err)), true, nil
 	}
 	defer out.Close()
+	fds := []*os.File{w}
+	var sout *os.File
+	if s.Stdout > 0 {
+		var sw *os.File
+		if sout, sw, err = os.Pipe(); err != nil {
+			w.Close()
+			return p.notStarted(ctx, res, fmt.Errorf("run: stdout pipe: %w", err)), true, nil
+		}
+		fds = append(fds, sw)
+	}
 	start := time.Now()
-	err = h.s.Send(p.sb.pr, sandbox.Command{Path: p.path, Argv: s.Argv, Dir: p.dir}, w)
-	w.Close()
+	err = h.s.Send(p.sb.pr, sandbox.Command{Path: p.path, Argv: s.Argv, Dir: p.dir}, fds...)
+	for _, f := range fds {
+		f.Close()
+	}
 	if err != nil {
+		if sout != nil {
+			sout.Close()
+		}
 		ss.stop()
 		return p.notStarted(ctx, res, err), true, nil
 	}
+	kept := keepStdout(sout, s.Stdout)
 	drained := make(chan struct{})
 	go func() {
 		io.Copy(p.log, out) // log never fails a write, so this reads to EOF
@@ -158,6 +174,7 @@ func (ss *Session) run(ctx context.Context, s Spec) (_ Result, ok bool, _ error)
 	}
 	out.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
+	kept.wait(&res)
 	// A report the helper sent stands, even when the kill landed right
 	// after it: the command had ended by then.
 	foldOutcome(&res, o)

@@ -111,6 +111,50 @@ func PlanCanary(fsys fs.FS, argv []string, workdir, token, decoy string) (*Canar
 	return &Canary{File: o.file, Test: o.test, Original: o.src, Canary: canary, Decoy: decoyed, Argv: slices.Clone(argv)}, nil
 }
 
+// CanaryArgv says whether the canary can follow argv run in workdir as
+// far as argv alone tells: nil when only the tree (the oracle test's
+// file and source) could still keep it from running, else the
+// *NotRecognizedError PlanCanary gives whatever the tree. record verify
+// uses it to refuse a record that says the canary did not run for a
+// command it follows.
+func CanaryArgv(argv []string, workdir string) error {
+	c := Recognize(argv, workdir)
+	switch {
+	case c.Kind == Unknown:
+		return &NotRecognizedError{"the command runs no test runner failpass knows"}
+	case c.Kind != Pytest && c.Kind != Unittest && c.Kind != GoTest:
+		return &NotRecognizedError{string(c.Kind) + " is recognized only by its configuration files"}
+	case c.Narrowed != "":
+		return &NotRecognizedError{c.Narrowed}
+	case len(c.Targets) == 0:
+		return &NotRecognizedError{"the command names no test"}
+	case !inTree(c.Workdir):
+		return &NotRecognizedError{"the workdir leaves the repository"}
+	}
+	t := c.Targets[0]
+	switch c.Kind {
+	case Pytest:
+		if !strings.HasSuffix(t.Path, ".py") || strings.Count(t.ID, "::") > 1 {
+			return &NotRecognizedError{fmt.Sprintf("pytest selects %q", t.Path)}
+		}
+	case Unittest:
+		if t.Path != "" && !strings.HasSuffix(t.Path, ".py") {
+			return &NotRecognizedError{fmt.Sprintf("unittest selects %q, not a test module", t.Path)}
+		}
+	case GoTest:
+		names := goTestNames(c.Run)
+		switch {
+		case len(c.Targets) != 1 || !t.Local() || (c.Run != "" && names == nil) || !inTree(c.Dir(t)):
+			return &NotRecognizedError{"go test's selection"}
+		case t.Recursive() && names == nil:
+			return &NotRecognizedError{"go test runs every package under " + t.Path + " and -run names no test"}
+		case c.Skip != "":
+			return &NotRecognizedError{"go test's -skip may skip the oracle"}
+		}
+	}
+	return nil
+}
+
 // oracle is where an assertion goes: at offset at of file's source src,
 // in the runner's own words (assert).
 type oracle struct {

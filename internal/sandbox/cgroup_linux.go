@@ -2,13 +2,15 @@ package sandbox
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
+
 	"syscall"
 	"time"
 )
@@ -155,11 +157,20 @@ type cgroup struct {
 	v2  bool
 }
 
-var cgSeq atomic.Int64
+// cgroupName is a fresh name for a command's cgroup:
+// failpass-<pid>-<16 random hex digits>. A command reads its own in
+// /proc/self/cgroup; a sequence number there would count the commands
+// before it, and tell a gate's canary run from the runs it guards. The
+// pid stays, for gc to find the cgroups of a dead failpass.
+func cgroupName() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("failpass-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
+}
 
 // newCgroup creates a child of p for one command and sets its limit.
 func newCgroup(p *cgroupParent, lim Limits) (*cgroup, error) {
-	name := fmt.Sprintf("failpass-%d-%d", os.Getpid(), cgSeq.Add(1))
+	name := cgroupName()
 	cg := &cgroup{dir: filepath.Join(p.dir, name), v2: p.v2}
 	if err := os.Mkdir(cg.dir, 0o755); err != nil {
 		return nil, err
@@ -275,7 +286,8 @@ func RemoveStaleCgroups() (int, error) {
 	return n, first
 }
 
-// staleOwner parses "failpass-<pid>-<n>".
+// staleOwner parses "failpass-<pid>-<suffix>" (random hex now, a
+// sequence number before).
 func staleOwner(name string) (int, bool) {
 	rest, ok := strings.CutPrefix(name, "failpass-")
 	if !ok {
@@ -286,7 +298,7 @@ func staleOwner(name string) (int, bool) {
 		return 0, false
 	}
 	pid, err := strconv.Atoi(pidStr)
-	if _, err2 := strconv.Atoi(seq); err != nil || err2 != nil || pid <= 0 {
+	if _, err2 := strconv.ParseUint(seq, 16, 64); err != nil || err2 != nil || pid <= 0 {
 		return 0, false
 	}
 	return pid, true

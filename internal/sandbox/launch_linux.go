@@ -483,6 +483,20 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	}
 	pr.readable = append(pr.readable, gp.gitDir)
 	pr.readable = append(pr.readable, complementIn(gp.commonDir, append(pr.hidden, pr.writable...))...)
+	for _, s := range p.Secret {
+		real, err := realSecret(s)
+		if err != nil {
+			return nil, err
+		}
+		reach := append(append([]string{realRoot, gp.commonDir}, pr.writable...), pr.readable...)
+		hide, why := secretExposure(real, realPaths(reach), c.landlock, c.namespaces)
+		if why != "" {
+			return nil, &SecretError{Path: s, Why: why}
+		}
+		if hide {
+			pr.hidden = append(pr.hidden, real)
+		}
+	}
 	// A hidden folder never hides what the command is granted: of
 	// failpass's folder that is the run's worktree, its git folder and
 	// its caches; of a --log-dir that holds the repository, the whole
@@ -500,6 +514,20 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	}
 	ok = true
 	return pr, nil
+}
+
+// CheckSecrets says, before any command runs, whether the sandbox can
+// keep p's Secret folders from a command in the worktree root with the
+// environment base: the *SecretError Prepare would fail with, or nil.
+func (p *Policy) CheckSecrets(root string, base []string) error {
+	if len(p.Secret) == 0 {
+		return nil
+	}
+	pr, err := p.prepare(root, base, false)
+	if err != nil {
+		return err
+	}
+	return pr.Close()
 }
 
 // newCgroups makes the memory and pids cgroups this machine allows (one

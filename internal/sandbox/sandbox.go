@@ -257,6 +257,11 @@ type Policy struct {
 	// folder and caches: a gate's --log-dir, whose logs would tell a
 	// candidate's later runs from its first.
 	Hidden []string
+	// Secret are folders no command may read at all (a held-out folder
+	// whose expected output judges the run, see secret.go): Prepare
+	// fails with a *SecretError where the sandbox cannot keep one from
+	// the command. CheckSecrets says so before anything runs.
+	Secret []string
 	// Limits bound the command's resources.
 	Limits Limits
 }

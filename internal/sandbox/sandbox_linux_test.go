@@ -852,7 +852,7 @@ func TestRemoveStaleCgroups(t *testing.T) {
 		name string
 		pid  int
 		ok   bool
-	}{{"failpass-12-3", 12, true}, {"failpass-x-3", 0, false}, {"other-12-3", 0, false}, {"failpass-12", 0, false}, {"failpass-0-1", 0, false}} {
+	}{{"failpass-12-3", 12, true}, {"failpass-x-3", 0, false}, {"other-12-3", 0, false}, {"failpass-12", 0, false}, {"failpass-0-1", 0, false}, {"failpass-12-9f3a0c1de2b47788", 12, true}, {"failpass-12-xyz", 0, false}} {
 		if pid, ok := staleOwner(tc.name); pid != tc.pid || ok != tc.ok {
 			t.Errorf("staleOwner(%q) = %d, %v; want %d, %v", tc.name, pid, ok, tc.pid, tc.ok)
 		}
@@ -864,5 +864,19 @@ func TestRemoveStaleCgroups(t *testing.T) {
 func TestHoldsNoCapability(t *testing.T) {
 	if got, want := holdsNoCapability(), os.Geteuid() != 0; got != want {
 		t.Errorf("holdsNoCapability() = %v as uid %d", got, os.Geteuid())
+	}
+}
+
+// TestCgroupNameCountsNothing: a command's cgroup name, which it reads in
+// /proc/self/cgroup, holds no sequence number: two in a row share only
+// the pid.
+func TestCgroupNameCountsNothing(t *testing.T) {
+	a, b := cgroupName(), cgroupName()
+	prefix := fmt.Sprintf("failpass-%d-", os.Getpid())
+	if a == b || !strings.HasPrefix(a, prefix) || !strings.HasPrefix(b, prefix) || len(a) != len(prefix)+16 {
+		t.Errorf("cgroupName() = %q, %q; want %s and 16 random hex digits", a, b, prefix)
+	}
+	if pid, ok := staleOwner(a); !ok || pid != os.Getpid() {
+		t.Errorf("staleOwner(%q) = %d, %v", a, pid, ok)
 	}
 }

@@ -39,6 +39,9 @@ type Prepared struct {
 // Prepare sets up what can be set up off Linux: the environment, a
 // private temp folder and HOME, the git snapshot.
 func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
+	if err := p.CheckSecrets(root, base); err != nil {
+		return nil, err
+	}
 	if p.PrepareCmd && p.Candidate != nil {
 		return nil, errors.New("sandbox: candidate code never runs as the prepare command")
 	}
@@ -177,7 +180,7 @@ func (s *Session) Prepare(p *Policy, root string, base []string) (*Prepared, err
 }
 
 // Send fails: there is no helper off Linux.
-func (s *Session) Send(pr *Prepared, c Command, out *os.File) error {
+func (s *Session) Send(pr *Prepared, c Command, out ...*os.File) error {
 	return errors.New("sandbox: no helper off Linux")
 }
 
@@ -189,3 +192,12 @@ func (s *Session) Broken() bool { return true }
 
 // Close does nothing off Linux.
 func (s *Session) Close() error { return nil }
+
+// CheckSecrets fails for any Secret folder: off Linux nothing keeps a
+// folder from a command.
+func (p *Policy) CheckSecrets(root string, base []string) error {
+	for _, s := range p.Secret {
+		return &SecretError{Path: s, Why: "there is no sandbox off Linux"}
+	}
+	return nil
+}

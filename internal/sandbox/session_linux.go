@@ -125,8 +125,13 @@ func (s *Session) Prepare(p *Policy, root string, base []string) (*Prepared, err
 }
 
 // Send gives the helper pr's command c, its stdout and stderr going to
-// out. Wait then says how it ended.
-func (s *Session) Send(pr *Prepared, c Command, out *os.File) error {
+// out[0]; with a second file, its stdout goes there instead (a run that
+// keeps its standard output apart from the log). Wait then says how it
+// ended.
+func (s *Session) Send(pr *Prepared, c Command, out ...*os.File) error {
+	if len(out) != 1 && len(out) != 2 {
+		return errors.New("sandbox: a command takes one or two output files")
+	}
 	if pr.launched {
 		return errors.New("sandbox: command handed out twice")
 	}
@@ -143,7 +148,11 @@ func (s *Session) Send(pr *Prepared, c Command, out *os.File) error {
 		return err
 	}
 	pr.launched = true
-	if err := writeFrame(int(s.ctl.Fd()), js, unix.UnixRights(int(out.Fd()))); err != nil {
+	fds := []int{int(out[0].Fd())}
+	if len(out) == 2 {
+		fds = append(fds, int(out[1].Fd()))
+	}
+	if err := writeFrame(int(s.ctl.Fd()), js, unix.UnixRights(fds...)); err != nil {
 		s.broken = true
 		return fmt.Errorf("sandbox: command to the session's helper: %w", err)
 	}
@@ -211,7 +220,7 @@ func mainSession() int {
 	}()
 	ready := false
 	for {
-		raw, out, err := readFrame(controlFD, maxConfig, true)
+		raw, outs, err := readFrame(controlFD, maxConfig, true)
 		if errors.Is(err, io.EOF) {
 			return 0
 		}
@@ -227,8 +236,17 @@ func mainSession() int {
 			return exitSandboxFailed
 		}
 		h := &helper{cfg: cfg, why: map[Feature]string{}}
-		st, fatal := h.serve(&ready, out, &current)
-		unix.Close(out)
+		stdout, out := -1, -1
+		if len(outs) > 0 {
+			out, stdout = outs[0], outs[0]
+		}
+		if len(outs) == 2 {
+			stdout = outs[1]
+		}
+		st, fatal := h.serve(&ready, stdout, out, &current)
+		for _, fd := range outs {
+			unix.Close(fd)
+		}
 		if err := writeFrame(controlFD, st.marshal(), nil); err != nil || fatal {
 			return exitSandboxFailed
 		}
@@ -240,7 +258,7 @@ func mainSession() int {
 // namespaces and restrictions. It returns the command's status, and
 // whether the helper must stop (a layer failed: it cannot promise the
 // next command more).
-func (h *helper) serve(ready *bool, out int, current *atomic.Int64) (status, bool) {
+func (h *helper) serve(ready *bool, stdout, out int, current *atomic.Int64) (status, bool) {
 	c := h.cfg
 	logf := func(format string, a ...any) { unix.Write(out, fmt.Appendf(nil, format, a...)) }
 	if !*ready {
@@ -273,7 +291,7 @@ func (h *helper) serve(ready *bool, out int, current *atomic.Int64) (status, boo
 			return
 		}
 		pid, err := syscall.ForkExec(c.Path, c.Argv, &syscall.ProcAttr{
-			Dir: c.Dir, Env: c.Env, Files: []uintptr{0, uintptr(out), uintptr(out)},
+			Dir: c.Dir, Env: c.Env, Files: []uintptr{0, uintptr(stdout), uintptr(out)},
 		})
 		ch <- forked{pid: pid, execErr: err}
 	}()
@@ -335,10 +353,11 @@ func writeFrame(fd int, b []byte, rights []byte) error {
 }
 
 // readFrame reads one frame of at most max bytes from the socket fd.
-// With wantFD, the frame must carry exactly one descriptor, returned
-// close-on-exec; otherwise it must carry none. A closed socket before a
-// frame is io.EOF.
-func readFrame(fd int, max int, wantFD bool) ([]byte, int, error) {
+// With wantFD, the frame must carry one or two descriptors (the
+// command's output, then its separate stdout), returned close-on-exec;
+// otherwise it must carry none. A closed socket before a frame is
+// io.EOF.
+func readFrame(fd int, max int, wantFD bool) ([]byte, []int, error) {
 	var hdr [4]byte
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	var n, oobn int
@@ -350,21 +369,21 @@ func readFrame(fd int, max int, wantFD bool) ([]byte, int, error) {
 		}
 	}
 	if err != nil {
-		return nil, -1, err
+		return nil, nil, err
 	}
 	if n == 0 {
-		return nil, -1, io.EOF
+		return nil, nil, io.EOF
 	}
 	var fds []int
 	if oobn > 0 {
 		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 		if err != nil {
-			return nil, -1, err
+			return nil, nil, err
 		}
 		for _, m := range msgs {
 			got, err := unix.ParseUnixRights(&m)
 			if err != nil {
-				return nil, -1, err
+				return nil, nil, err
 			}
 			fds = append(fds, got...)
 		}
@@ -374,28 +393,28 @@ func readFrame(fd int, max int, wantFD bool) ([]byte, int, error) {
 			unix.Close(f)
 		}
 	}
-	if (wantFD && len(fds) != 1) || (!wantFD && len(fds) != 0) {
+	if (wantFD && len(fds) != 1 && len(fds) != 2) || (!wantFD && len(fds) != 0) {
 		closeAll()
-		return nil, -1, fmt.Errorf("frame carries %d descriptors", len(fds))
+		return nil, nil, fmt.Errorf("frame carries %d descriptors", len(fds))
 	}
 	if err := readFull(fd, hdr[n:]); err != nil {
 		closeAll()
-		return nil, -1, err
+		return nil, nil, err
 	}
 	size := binary.BigEndian.Uint32(hdr[:])
 	if size > uint32(max) {
 		closeAll()
-		return nil, -1, fmt.Errorf("frame of %d bytes (at most %d)", size, max)
+		return nil, nil, fmt.Errorf("frame of %d bytes (at most %d)", size, max)
 	}
 	b := make([]byte, size)
 	if err := readFull(fd, b); err != nil {
 		closeAll()
-		return nil, -1, err
+		return nil, nil, err
 	}
 	if !wantFD {
-		return b, -1, nil
+		return b, nil, nil
 	}
-	return b, fds[0], nil
+	return b, fds, nil
 }
 
 func readFull(fd int, b []byte) error {

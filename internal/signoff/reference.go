@@ -1,6 +1,7 @@
 package signoff
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -98,4 +99,77 @@ func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v sign
 		runs = append(runs, evidence(role, res))
 	}
 	return runs, sign.Reference(v, check, c.Pass.ExpectExit, c.Invariant.ExpectExit), nil
+}
+
+// probeRow is the held-out row of a card with held_out.expect_stdout and
+// a reference fix: the probe runs twice on the reference-patched tree
+// (each on a fresh checkout, side and session). Both runs must exit
+// expect_exit with byte-identical output, or the probe is flaky; that
+// output must be the folder's expected output when it has one, and
+// becomes it when it has none (r.Wrote, r.HeldOut); and the base's run
+// must differ from it in exit or output, or the probe does not show the
+// bug. The output is never printed.
+func probeRow(ctx context.Context, o Options, policy *sandbox.Policy, r *Result) (sign.Verdict, error) {
+	h := o.Card.HeldOut
+	wt, err := worktree.Add(ctx, o.Repo, o.Base)
+	if err != nil {
+		return r.Verdict, err
+	}
+	defer wt.Remove(ctx)
+	logDir, err := logDir(o.Repo)
+	if err != nil {
+		return r.Verdict, err
+	}
+	fmt.Fprintf(o.Notes, "reference held-out logs: %s\n", logDir)
+	var outs [][]byte
+	for i := 0; i < 2; i++ {
+		if err := wt.Reset(ctx, o.Base); err != nil {
+			return r.Verdict, err
+		}
+		if _, err := wt.GitInput(ctx, o.Reference, "apply", "--whitespace=nowarn", "-"); err != nil {
+			return r.Verdict, err // it applied for the reference row
+		}
+		side, err := gate.EnterCandidate(o.Repo, policy)
+		if err != nil {
+			return r.Verdict, err
+		}
+		sess := run.NewSession()
+		hr, err := heldOutIn(ctx, o, wt, filepath.Join(logDir, fmt.Sprintf("reference-held-out-%d.log", i+1)), side.Policy, sess,
+			func(c card.Command) []string { return side.Env(o.Env(c)) }, "must exit %d with the reference fix")
+		sess.Close()
+		side.Close()
+		if err != nil {
+			return r.Verdict, err
+		}
+		switch {
+		case hr.cause != "":
+			return sign.Verdict{Decision: sign.DecisionEnvironment, Reason: "the held-out probe failed for its environment with the reference fix: " + hr.cause}, nil
+		case hr.res.Inconclusive() || hr.res.Exit != h.ExpectExit:
+			return sign.Verdict{Decision: sign.DecisionMismatch, Reason: fmt.Sprintf("the held-out probe does not pass with the reference fix (%s, expected exit %d)", hr.res, h.ExpectExit)}, nil
+		case hr.res.StdoutTruncated:
+			return sign.Verdict{Decision: sign.DecisionMismatch, Reason: fmt.Sprintf("the held-out probe prints more than %d bytes with the reference fix: keep its output under 1 MiB", card.MaxExpectStdout)}, nil
+		}
+		outs = append(outs, hr.stdout)
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		return sign.Verdict{Decision: sign.DecisionNondeterministic, Reason: "the held-out probe printed different output in two runs with the reference fix: it is flaky (print nothing that varies: times, addresses, map order)"}, nil
+	}
+	got := outs[0]
+	want := expectedOf(o)
+	switch {
+	case want != nil && !bytes.Equal(got, want):
+		return sign.Verdict{Decision: sign.DecisionMismatch, Reason: "the held-out probe's output with the reference fix differs from held_out.expect_stdout: the file is not what the fix prints (remove it to let card sign write it)"}, nil
+	case r.baseHeld == nil:
+		return r.Verdict, errors.New("signoff: the held-out probe did not run on the base")
+	case r.baseHeld.res.Exit == h.ExpectExit && !r.baseHeld.res.StdoutTruncated && bytes.Equal(r.baseHeld.stdout, got):
+		return sign.Verdict{Decision: sign.DecisionMismatch, Reason: "the held-out probe exits and prints the same on the base as with the reference fix: the probe does not show the bug"}, nil
+	}
+	if want == nil {
+		r.Wrote = got
+		r.HeldOut = o.HeldOut.With(h.ExpectStdout, got)
+		fmt.Fprintf(o.Out, "held-out: the reference fix's output (%d bytes) becomes %s\n", len(got), h.ExpectStdout)
+	}
+	v := r.Verdict
+	v.Reason += "; the held-out probe's output with the reference fix is reproducible and differs on the base"
+	return v, nil
 }

@@ -6,6 +6,7 @@
 package signoff
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -77,6 +78,24 @@ type Result struct {
 	// Reference is the reference fix's digest (ReferenceDigest), "" when
 	// none was given.
 	Reference string
+	// HeldOut is the held-out folder the card is signed with: Options'
+	// folder, or, when the table wrote held_out.expect_stdout's file
+	// from the reference fix's run, that folder with it (Wrote set).
+	HeldOut *heldout.Folder
+	// Wrote is the expected output the table wrote (nil when the folder
+	// had it already, or the card has no held_out.expect_stdout).
+	Wrote []byte
+
+	// baseHeld is the held-out run on the base of a card with
+	// expect_stdout, which the reference row compares with its own.
+	baseHeld *heldRun
+}
+
+// heldRun is a held-out run judged on its output.
+type heldRun struct {
+	res    run.Result
+	cause  string
+	stdout []byte
 }
 
 // Signoff is the card's signoff block for a table that said sign, made
@@ -145,11 +164,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := prepare(ctx, o, policy); err != nil {
 		return nil, err
 	}
-	runs, v, err := baseRows(ctx, o, policy)
+	r := &Result{HeldOut: o.HeldOut}
+	runs, v, err := baseRows(ctx, o, policy, r)
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Runs: runs, Verdict: v}
+	r.Runs, r.Verdict = runs, v
 	if o.Reference != nil {
 		refRuns, v, err := referenceRow(ctx, o, policy, r.Verdict)
 		if err != nil {
@@ -157,6 +177,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		r.Runs, r.Verdict = append(r.Runs, refRuns...), v
 		r.Reference = ReferenceDigest(o.Reference)
+		if r.Verdict.Decision == sign.DecisionSign && o.HeldOut != nil && o.Card.HeldOut.ExpectStdout != "" {
+			if r.Verdict, err = probeRow(ctx, o, policy, r); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return r, nil
 }
@@ -164,7 +189,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // baseRows runs the fail command n times and the invariant once, each on
 // a fresh checkout of the base in one disposable worktree, then the
 // held-out command, prints every run, and applies the decision table.
-func baseRows(ctx context.Context, o Options, policy *sandbox.Policy) ([]card.Run, sign.Verdict, error) {
+func baseRows(ctx context.Context, o Options, policy *sandbox.Policy, r *Result) ([]card.Run, sign.Verdict, error) {
 	c, n := o.Card, o.Repeat
 	wt, err := worktree.Add(ctx, o.Repo, o.Base)
 	if err != nil {
@@ -243,45 +268,107 @@ func baseRows(ctx context.Context, o Options, policy *sandbox.Policy) ([]card.Ru
 		// The held-out row comes last: an earlier row decides alone.
 		return runs, v, nil
 	}
-	res, cause, err = heldOutRun(ctx, o, wt, logDir, policy, sess)
+	hr, err := heldOutRun(ctx, o, wt, logDir, policy, sess, "held-out-1.log")
 	if err != nil {
 		return nil, sign.Verdict{}, err
 	}
+	res, cause = hr.res, hr.cause
 	runs = append(runs, evidence(card.RoleHeldOut, res))
+	if c.HeldOut.ExpectStdout != "" {
+		r.baseHeld = hr
+		return runs, decideBaseProbe(v, hr, c.HeldOut.ExpectExit, expectedOf(o)), nil
+	}
 	return runs, sign.DecideHeldOut(v, outcome(res, cause), c.HeldOut.ExpectExit), nil
 }
 
-// heldOutRun runs the held-out command on a clean base with the held-out
-// files copied in, as the gate runs it on the patched tree.
-func heldOutRun(ctx context.Context, o Options, wt *worktree.Worktree, logDir string, policy *sandbox.Policy, sess *run.Session) (run.Result, string, error) {
-	h := o.Card.HeldOut
-	if err := wt.Reset(ctx, o.Base); err != nil {
-		return run.Result{}, "", err
-	}
-	copied, err := o.HeldOut.CopyInto(wt.Dir, h.Dest)
+// expectedOf is the expected output the held-out folder holds, nil when
+// it has none yet (card sign --reference writes it).
+func expectedOf(o Options) []byte {
+	_, want, err := o.HeldOut.Split(o.Card.HeldOut.ExpectStdout)
 	if err != nil {
-		return run.Result{}, "", errorf("cannot copy the held-out tests into the base: %v", err).
+		return nil
+	}
+	return want
+}
+
+// testsOf is what of the held-out folder is copied into a tree: all of
+// it but the expected output.
+func testsOf(o Options) *heldout.Folder {
+	if o.Card.HeldOut.ExpectStdout == "" {
+		return o.HeldOut
+	}
+	if tests, _, err := o.HeldOut.Split(o.Card.HeldOut.ExpectStdout); err == nil {
+		return tests
+	}
+	return o.HeldOut // the file is not there yet
+}
+
+// decideBaseProbe is the held-out row of a card with expect_stdout: on
+// the base the probe must run conclusively and differ from what a fix
+// gives, in its exit or its output. Without the expected output yet,
+// only the first is known here; probeRow compares the output.
+func decideBaseProbe(v sign.Verdict, hr *heldRun, expectExit int, want []byte) sign.Verdict {
+	switch {
+	case v.Decision != sign.DecisionSign:
+		return v
+	case hr.cause != "":
+		return sign.Verdict{Decision: sign.DecisionEnvironment, Reason: "the held-out probe failed for its environment on the base, not at its output: " + hr.cause}
+	case hr.res.Inconclusive():
+		return sign.Verdict{Decision: sign.DecisionMismatch, Reason: "the held-out probe was inconclusive on the base (timeout, signal, or exit 125/126/127): it proves nothing"}
+	case want != nil && hr.res.Exit == expectExit && !hr.res.StdoutTruncated && bytes.Equal(hr.stdout, want):
+		return sign.Verdict{Decision: sign.DecisionMismatch, Reason: "the held-out probe exits as expected and prints the expected output on the base: the probe does not show the bug"}
+	}
+	return v
+}
+
+// heldOutRun runs the held-out command on a clean base with the held-out
+// files copied in, as the gate runs it on the patched tree. With
+// held_out.expect_stdout its standard output is kept apart, never
+// logged, and dest must be a folder the base lacks.
+func heldOutRun(ctx context.Context, o Options, wt *worktree.Worktree, logDir string, policy *sandbox.Policy, sess *run.Session, logName string) (*heldRun, error) {
+	if err := wt.Reset(ctx, o.Base); err != nil {
+		return nil, err
+	}
+	return heldOutIn(ctx, o, wt, filepath.Join(logDir, logName), policy, sess, o.Env, "must not exit %d on the base")
+}
+
+// heldOutIn copies the held-out tests into wt as it is and runs the
+// held-out command there; note says what the run must do.
+func heldOutIn(ctx context.Context, o Options, wt *worktree.Worktree, log string, policy *sandbox.Policy, sess *run.Session, env func(card.Command) []string, note string) (*heldRun, error) {
+	h := o.Card.HeldOut
+	if h.ExpectStdout != "" {
+		if _, err := os.Lstat(filepath.Join(wt.Dir, filepath.FromSlash(h.Dest))); !errors.Is(err, os.ErrNotExist) {
+			return nil, errorf("held_out.dest %q exists in the tree: with held_out.expect_stdout it must name a folder the base does not have", h.Dest).
+				hint("name a new folder, such as \"probe\"")
+		}
+	}
+	copied, err := testsOf(o).CopyInto(wt.Dir, h.Dest)
+	if err != nil {
+		return nil, errorf("cannot copy the held-out tests into the tree: %v", err).
 			hint("held_out.dest names a folder of the tree (or one to create), with no symlink on its way")
 	}
 	paths, err := heldout.RelPaths(h.Workdir, copied)
 	if err != nil {
-		return run.Result{}, "", err
+		return nil, err
 	}
 	cmd := h.Command(paths)
-	log := filepath.Join(logDir, "held-out-1.log")
-	res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
-		Env: o.Env(cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy, Session: sess})
+	spec := run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
+		Env: env(cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy, Session: sess}
+	if h.ExpectStdout != "" {
+		spec.Stdout = card.MaxExpectStdout
+	}
+	res, err := run.Run(ctx, spec)
 	if err != nil {
-		return res, "", err
+		return nil, err
 	}
 	if ctx.Err() != nil {
-		return res, "", errorf("interrupted while running the held-out command; the card was left unchanged")
+		return nil, errorf("interrupted while running the held-out command; the card was left unchanged")
 	}
 	// Held-out tests that cannot even start on the base (a missing
 	// module, a build failure) would "fail there" without testing the bug.
 	cause := gate.EnvironmentOf(cmd, res, log)
-	fmt.Fprintf(o.Out, "held-out: %s in %s (%d file(s); must not exit %d on the base)%s\n", res, ms(res.Duration), len(copied), h.ExpectExit, causeNote(cause))
-	return res, cause, nil
+	fmt.Fprintf(o.Out, "held-out: %s in %s (%d file(s); "+note+")%s\n", res, ms(res.Duration), len(copied), h.ExpectExit, causeNote(cause))
+	return &heldRun{res: res, cause: cause, stdout: res.Stdout}, nil
 }
 
 // outcome is a run as the decision table sees it: a run that failed for
