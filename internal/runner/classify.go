@@ -181,6 +181,12 @@ func classifyPytest(exit int, out []byte) string {
 		return ""
 	}
 	const fixImport = "install what it needs into the interpreter the card names, or give the card a prepare command that fetches it (it alone has the network)"
+	if (exit == 2 || exit == 4) && strings.Contains(text, "SystemExit") &&
+		(strings.Contains(text, "ERROR collecting") || strings.Contains(text, "error during collection")) {
+		// Not a missing module: code the test module imports ended the
+		// interpreter (sys.exit) while pytest collected it.
+		return fmt.Sprintf("pytest could not collect the tests: importing the test module raised SystemExit (%s), so code it imports calls sys.exit or exit", clip(strings.TrimPrefix(linePrefixed(text, "E   SystemExit"), "E   ")))
+	}
 	switch exit {
 	case 2:
 		if strings.Contains(text, "ERROR collecting") || strings.Contains(text, "error during collection") || strings.Contains(text, "errors during collection") {

@@ -38,6 +38,7 @@ func TestClassify(t *testing.T) {
 		{"pytest_usage", Pytest, 4, "refused the command line (ERROR: usage:"},
 		{"pytest_internal", Pytest, 3, "internal error (RuntimeError: boom)"},
 		{"pytest_no_tests", Pytest, 5, "collected no tests"},
+		{"pytest_sys_exit", Pytest, 4, "importing the test module raised SystemExit (SystemExit: 0), so code it imports calls sys.exit or exit"},
 		{"pytest_not_installed", Pytest, 1, "the interpreter has no pytest (/root/.pyenv/versions/3.11.7/bin/python3: No module named pytest)"},
 		// pytest's own start refused a file above the worktree (its
 		// configuration search, with the repository outside /tmp and no
