@@ -172,6 +172,9 @@ func LockCache(dir string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: build cache lock: %w", err)
 	}
+	if filepath.Base(filepath.Dir(dir)) == cacheFormat {
+		seedGoCache(dir) // a new cache starts from what trusted runs compiled (seed.go)
+	}
 	return unlock, nil
 }
 
