@@ -117,6 +117,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 		},
 		LogDir: logDir,
 		Step:   step,
+		Getenv: env.Getenv,
 	})
 	prog.close()
 	var ue *instance.UnusableError

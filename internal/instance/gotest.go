@@ -223,6 +223,15 @@ func (b *builder) goTests(ctx context.Context, tests []Change) (fail, inv card.C
 		return fail, inv, err
 	}
 	done()
+	if needs, err := b.goNeedsModules(ctx, modRoot); err != nil {
+		return fail, inv, err
+	} else if needs {
+		done := b.step("fetching the base's modules (go mod download)")
+		b.goModDownload(ctx, modRoot)
+		in.Prepare = goPrepare(modRoot)
+		in.Notes = append(in.Notes, "the card fetches the base's modules with prepare: go mod download (its one command with the network)")
+		done()
+	}
 
 	status := map[side]map[string]map[string]string{}
 	for _, s := range []side{onBase, onFix} {
@@ -494,7 +503,7 @@ func (b *builder) goCandidates(ctx context.Context, s side, modRoot string, pkgs
 		if len(r.Broken) > 0 || (res.Exit != 0 && len(r.Tests) == 0) {
 			if missingModules(out) {
 				return nil, &EnvError{Msg: fmt.Sprintf("go test %s needs modules it could not fetch: %s", s.where(), r.cause()),
-					Hints: []string{"the sandbox has no network: fetch the modules first (go mod download), or run with --sandbox=off"}}
+					Hints: []string{"from-commit fetched the base's modules with go mod download (with the network) and some are still missing: see that log's note above, check the network and GOPROXY, or run with --sandbox=off"}}
 			}
 			what := "the base does not build"
 			if s == onFix {

@@ -54,6 +54,10 @@ type Options struct {
 	// Step reports a step starting; the returned function, that it ended.
 	// Nil reports nothing.
 	Step func(name string) func()
+	// Getenv reads the user's environment for what fetching a Go
+	// module's dependencies needs beyond Env (GOPROXY, proxies); nil
+	// reads none of it.
+	Getenv func(string) string
 }
 
 // Instance is a card built from a fix commit, with its reference fix.
@@ -72,6 +76,9 @@ type Instance struct {
 	// Notes are what the user should know: deny globs left out because
 	// the fix touches them, tests the invariant skips.
 	Notes []string
+	// Prepare is the card's prepare command, when its runs need what a
+	// clean machine lacks (a Go module's dependencies).
+	Prepare *card.Prepare
 }
 
 // UnusableError says the commit cannot become a card, and why: its base
@@ -260,6 +267,7 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 	fail.ExpectExit = 1
 	c.Fail, c.Pass, c.Invariant = fail, fail, inv
 	c.Pass.ExpectExit = 0
+	c.Prepare = in.Prepare
 	if err := b.budget(ctx, c); err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func TestDepsFolder(t *testing.T) {
 	// interface besides lo, or the check proves nothing).
 	prep := contained(t, wt, &Policy{CacheDir: cacheDir, Deps: deps, PrepareCmd: true}, nil, time.Minute, sh(
 		`test "$GOMODCACHE" = "$FAILPASS_DEPS/gomod" || exit 3
-		 test "${GOPROXY-unset}" = unset || exit 4
+		 case "${GOPROXY-unset}" in unset|file://*"|https://proxy.golang.org,direct") ;; *) exit 4 ;; esac
 		 mkdir -p "$GOMODCACHE/m" && echo fetched > "$GOMODCACHE/m/mod" || exit 5
 		 test "$(grep -c : /proc/net/dev)" -gt 1 || exit 6`)...)
 	unlock()

@@ -100,11 +100,23 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 	if get("GOTOOLCHAIN") == "" {
 		set("GOTOOLCHAIN", "local")
 	}
-	if get("GOPROXY") == "" && !l.Prepare {
-		// Only the prepare command fetches (through Go's default
-		// proxy unless the card names one); every other run works from
+	switch {
+	case get("GOPROXY") != "":
+	case !l.Prepare:
+		// Only the prepare command fetches; every other run works from
 		// the module cache.
 		set("GOPROXY", "off")
+	default:
+		// The prepare command fetches through Go's default proxy unless
+		// the card names one, but first from the user's own module
+		// cache, as an offline mirror: where the network is not there
+		// (a laptop on a train, a CI runner without egress), what the
+		// user already downloaded still fills the card's folder. go.sum
+		// checks every module either way. "|" falls through on any
+		// error, "," (Go's own default) only on "not found".
+		if mc := get("GOMODCACHE"); mc != "" && filepath.IsAbs(mc) && exists(filepath.Join(mc, "cache", "download")) {
+			set("GOPROXY", "file://"+filepath.Join(mc, "cache", "download")+"|https://proxy.golang.org,direct")
+		}
 	}
 
 	set("HOME", l.Home)

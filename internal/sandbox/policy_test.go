@@ -92,7 +92,7 @@ func FuzzScrubPath(f *testing.F) {
 
 func TestBuildEnv(t *testing.T) {
 	exists := func(d string) bool {
-		return slices.Contains([]string{"/home/u/go/pkg/mod", "/home/u/.cargo"}, d)
+		return slices.Contains([]string{"/home/u/go/pkg/mod", "/home/u/.cargo", "/m/cache/download"}, d)
 	}
 	l := envLayout{Root: "/wt", Tmp: "/tmp", Home: "/tmp/home", CacheDir: "/c/card", HostHome: "/home/u"}
 	for _, tc := range []struct {
@@ -150,6 +150,9 @@ func TestBuildEnv(t *testing.T) {
 		}},
 		{"deps, the prepare command", true, []string{"PATH=/usr/bin", "HOME=/home/u"}, map[string]string{
 			"GOMODCACHE": "/d/gomod", "PYTHONPATH": "/d/python", "PIP_TARGET": "/d/python", "GOPROXY": "",
+		}},
+		{"deps, the prepare command, the user's module cache first", true, []string{"PATH=/usr/bin", "GOMODCACHE=/m"}, map[string]string{
+			"GOMODCACHE": "/d/gomod", "GOPROXY": "file:///m/cache/download|https://proxy.golang.org,direct",
 		}},
 		{"deps, the prepare command's proxy", true, []string{"GOPROXY=file:///proxy", "PIP_TARGET=/t"}, map[string]string{
 			"GOPROXY": "file:///proxy", "PIP_TARGET": "/t",
