@@ -38,8 +38,14 @@ func parsePytest(log []byte) *pyReport {
 		if t := strings.TrimSpace(line); t != "" {
 			r.Last = t
 		}
-		if rest, ok := strings.CutPrefix(line, "E "); ok && r.FirstE == "" {
-			r.FirstE = strings.TrimSpace(rest)
+		if rest, ok := strings.CutPrefix(line, "E "); ok {
+			// The exception, not the traceback's first line: for code that
+			// does not parse, pytest's first E line is `File "...", line
+			// N`, and the SyntaxError comes after it.
+			rest = strings.TrimSpace(rest)
+			if r.FirstE == "" || !pyExceptionLine.MatchString(r.FirstE) && pyExceptionLine.MatchString(rest) {
+				r.FirstE = rest
+			}
 		}
 		if rest, ok := strings.CutPrefix(line, "rootdir: "); ok && r.Rootdir == "" {
 			r.Rootdir, _, _ = strings.Cut(rest, ", ")
@@ -127,8 +133,8 @@ func (b *builder) pyTests(ctx context.Context, tests []Change) (fail, inv card.C
 			if len(r.Collect) > 0 {
 				cause = r.Collect[0]
 			}
-			return fail, inv, &UnusableError{Rev: in.Rev, Cause: fmt.Sprintf("%s: %s (pytest exit %d)", what, cause, res.Exit),
-				Hints: []string{"a fix whose new tests import an API the fix adds cannot fail on the base for the right reason"}}
+			return fail, inv, &UnusableError{Rev: in.Rev, Cause: fmt.Sprintf("%s: %s (pytest exit %d)", what, b.treePaths(cause), res.Exit),
+				Hints: collectHints(cause, py)}
 		}
 		reports[s] = r
 		if s == onBase {
@@ -324,4 +330,28 @@ func missingDependencyError(module, py string) *EnvError {
 			"a card that must find it on a clean machine needs a prepare command that installs it (docs/sandbox.md, \"the prepare command\")",
 		},
 	}
+}
+
+// pyExceptionLine is the line of a traceback that names the exception.
+var pyExceptionLine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*(Error|Exception|Exit|Interrupt)\b`)
+
+// treePaths names the files of a discovery run's output as the
+// repository does: the run saw its worktree at a path of its own (the
+// worktree's folder, or the sandbox's view of it), which is gone by the
+// time anyone reads the cause.
+func (b *builder) treePaths(s string) string {
+	for _, dir := range []string{b.wt.Dir, sandbox.TreeView} {
+		s = strings.ReplaceAll(s, dir+"/", "")
+	}
+	return s
+}
+
+// collectHints says what to do about test files that do not collect,
+// given the error: code the interpreter cannot parse is the
+// interpreter's mismatch with the project, not a fault of the fix.
+func collectHints(cause, py string) []string {
+	if strings.Contains(cause, "SyntaxError") || strings.Contains(cause, "IndentationError") {
+		return []string{fmt.Sprintf("the code does not parse with %s: if the project needs another Python version, pass --python PATH of an interpreter it supports", py)}
+	}
+	return []string{"a fix whose new tests import an API the fix adds cannot fail on the base for the right reason"}
 }

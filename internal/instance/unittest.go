@@ -111,8 +111,8 @@ func (b *builder) unittestTests(ctx context.Context, tests []Change) (fail, inv 
 			if s == onFix {
 				what = "the tests do not import with the fix"
 			}
-			return fail, inv, &UnusableError{Rev: in.Rev, Cause: what + ": " + r.Collect[0],
-				Hints: []string{"a fix whose new tests import an API the fix adds cannot fail on the base for the right reason"}}
+			return fail, inv, &UnusableError{Rev: in.Rev, Cause: what + ": " + b.treePaths(r.Collect[0]),
+				Hints: collectHints(r.Collect[0], py)}
 		}
 		reports[s] = r
 		done()
