@@ -476,6 +476,12 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	// sees of it only its own worktree, that worktree's git folder and
 	// the caches its policy names.
 	pr.hidden = []string{filepath.Join(gp.commonDir, "failpass")}
+	if parent := filepath.Dir(realRoot); within(pr.hidden[0], gp.gitDir) && !within(gp.commonDir, parent) && parent != filepath.Dir(parent) {
+		// A failpass worktree whose tree lives in the user's cache
+		// folder, beside the other trees of the repository (concurrent
+		// gates', the base's): those are hidden as failpass's folder is.
+		pr.hidden = append(pr.hidden, parent)
+	}
 	for _, d := range p.Hidden {
 		if filepath.IsAbs(d) {
 			pr.hidden = append(pr.hidden, filepath.Clean(d))
