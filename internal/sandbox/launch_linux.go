@@ -617,19 +617,6 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 	return cfg
 }
 
-// clashes says whether a folder the command must see where it lies is
-// in the view's parent: the view then stays where the worktree lies (a
-// repository or toolchain kept under /tmp/failpass).
-func clashes(view string, seen []string) bool {
-	top := filepath.Dir(view)
-	for _, p := range seen {
-		if p != "" && within(top, filepath.Clean(p)) {
-			return true
-		}
-	}
-	return false
-}
-
 // inView is p as the command sees it: below TreeView where p lies in
 // the worktree, else p.
 func (pr *Prepared) inView(p string) string {

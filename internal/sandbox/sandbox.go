@@ -39,6 +39,19 @@ func FromView(p, root string) string {
 	return filepath.Join(root, filepath.FromSlash(rest))
 }
 
+// clashes says whether a folder the command must see where it lies is
+// in the view's parent: the view then stays where the worktree lies (a
+// repository or toolchain kept under /tmp/failpass).
+func clashes(view string, seen []string) bool {
+	top := filepath.Dir(view)
+	for _, p := range seen {
+		if p != "" && within(top, filepath.Clean(p)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Layer is one promise the sandbox makes, by the name cards use in
 // `sandbox: {require: [...]}`.
 type Layer string
