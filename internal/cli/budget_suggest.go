@@ -98,7 +98,7 @@ func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
 // unchanged.
 func fromWorktree(p, root string) string {
 	top := strings.TrimSuffix(filepath.ToSlash(root), "/") + "/"
-	if rest, ok := strings.CutPrefix(p, sandbox.TreeView+"/"); ok && rest != "" {
+	if rest, ok := sandbox.ViewRel(p); ok && rest != "." {
 		return top + rest
 	}
 	if i := strings.LastIndex(p, "/failpass/trees/"); i >= 0 {

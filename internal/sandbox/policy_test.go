@@ -286,6 +286,7 @@ func TestFromView(t *testing.T) {
 	for _, tc := range []struct{ p, want string }{
 		{"/tmp/failpass/worktree/src/x.py", "/r/wt/src/x.py"},
 		{"/tmp/failpass/worktree", "/r/wt"},
+		{"/tmp/.failpass/worktree/a/b.go", "/r/wt/a/b.go"},
 		{"/tmp/failpass/worktreex/x.py", "/tmp/failpass/worktreex/x.py"},
 		{"/usr/lib/python3/x.py", "/usr/lib/python3/x.py"},
 		{"tests/x.py", "tests/x.py"},
@@ -310,5 +311,12 @@ func TestClashes(t *testing.T) {
 		if got := clashes(TreeView, tc.seen); got != tc.want {
 			t.Errorf("clashes(%q) = %v, want %v", tc.seen, got, tc.want)
 		}
+	}
+	// A failpass binary built to /tmp/failpass: the next view serves.
+	if got := viewFor([]string{"/tmp/failpass", "/var/tmp/r"}); got != "/tmp/.failpass/worktree" {
+		t.Errorf("viewFor(/tmp/failpass) = %q", got)
+	}
+	if got := viewFor([]string{"/tmp/failpass", "/tmp/.failpass/x"}); got != "" {
+		t.Errorf("viewFor(both taken) = %q, want none", got)
 	}
 }
