@@ -502,6 +502,18 @@ func treesOf(repo *gitx.Repo) string {
 	return filepath.Join(cache, "failpass", "trees", repoKey(repo))
 }
 
+// Trees is every folder repo's worktrees' trees live in, for a check
+// that must refuse anything of a tree under test (trust roots): its
+// folder in this user's cache folder, and worktrees/ in the repository,
+// where trees lived before and live without a cache folder.
+func Trees(repo *gitx.Repo) []string {
+	dirs := []string{repo.StateDir("worktrees")}
+	if t := treesOf(repo); t != "" {
+		dirs = append(dirs, t)
+	}
+	return dirs
+}
+
 // repoKey names repo's folder of trees.
 func repoKey(repo *gitx.Repo) string {
 	common := repo.CommonDir
