@@ -220,7 +220,8 @@ func cmdUnchanged(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // noleft DIR: failpass left no worktree and no scratch folder in DIR's git
-// common directory, and no process runs from inside it.
+// common directory, no tree in the user's cache folder, and no process
+// runs from inside either.
 func cmdNoLeft(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: noleft DIR")
@@ -237,9 +238,15 @@ func cmdNoLeft(ts *testscript.TestScript, neg bool, args []string) {
 	if entries, _ := os.ReadDir(filepath.Join(common, "failpass", "scratch")); len(entries) > 0 {
 		ts.Fatalf("%d candidate folders left in failpass/scratch", len(entries))
 	}
+	// The trees live in the user's cache folder (the script's HOME).
+	trees := filepath.Join(ts.Getenv("HOME"), ".cache", "failpass", "trees")
+	if left, _ := filepath.Glob(filepath.Join(trees, "*", "*")); len(left) > 0 {
+		ts.Fatalf("trees left in the cache folder: %q", left)
+	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
 	for _, p := range procs {
-		if cwd, err := os.Readlink(p); err == nil && strings.HasPrefix(cwd, filepath.Join(common, "failpass")) {
+		cwd, err := os.Readlink(p)
+		if err == nil && (strings.HasPrefix(cwd, filepath.Join(common, "failpass")) || strings.HasPrefix(cwd, trees+"/")) {
 			ts.Fatalf("a process still runs in %s (%s)", cwd, p)
 		}
 	}

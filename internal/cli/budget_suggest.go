@@ -90,13 +90,23 @@ func runBudgetSuggest(ctx context.Context, env *Env, args []string) error {
 }
 
 // fromWorktree maps a path inside one of failpass's worktrees
-// (<git common dir>/failpass/worktrees/<id>/src/x.py, or the view a
-// contained command sees it at, /tmp/failpass/worktree/src/x.py, as a
-// gate's logs show it, from this machine or another) back to the same
-// file in the repository at root. Other paths are returned unchanged.
+// (<cache>/failpass/trees/<key>/<id>/src/x.py, the view a contained
+// command sees it at, /tmp/failpass/worktree/src/x.py, or where older
+// versions kept it, <git common dir>/failpass/worktrees/<id>/src/x.py,
+// as a gate's logs show it, from this machine or another) back to the
+// same file in the repository at root. Other paths are returned
+// unchanged.
 func fromWorktree(p, root string) string {
-	if rest, ok := strings.CutPrefix(p, sandbox.TreeView+"/"); ok && rest != "" {
-		return strings.TrimSuffix(filepath.ToSlash(root), "/") + "/" + rest
+	top := strings.TrimSuffix(filepath.ToSlash(root), "/") + "/"
+	if rest, ok := sandbox.ViewRel(p); ok && rest != "." {
+		return top + rest
+	}
+	if i := strings.LastIndex(p, "/failpass/trees/"); i >= 0 {
+		parts := strings.SplitN(p[i+len("/failpass/trees/"):], "/", 3)
+		if len(parts) == 3 && parts[0] != "" && parts[1] != "" && parts[2] != "" {
+			return top + parts[2]
+		}
+		return p
 	}
 	const marker = "/failpass/worktrees/"
 	i := strings.LastIndex(p, marker)
@@ -107,7 +117,7 @@ func fromWorktree(p, root string) string {
 	if !ok || id == "" || rest == "" {
 		return p
 	}
-	return strings.TrimSuffix(filepath.ToSlash(root), "/") + "/" + rest
+	return top + rest
 }
 
 func suggestReadTrace(env *Env, path string) ([]byte, error) {

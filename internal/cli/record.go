@@ -12,6 +12,7 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/record"
 	"github.com/failpass/failpass/internal/sign"
+	"github.com/failpass/failpass/internal/worktree"
 )
 
 const (
@@ -68,7 +69,7 @@ func runRecordVerify(ctx context.Context, env *Env, args []string) error {
 		if in.Repo, err = gitx.Open(ctx, *repoDir); err != nil {
 			return err
 		}
-		refused = append(refused, in.Repo.StateDir("worktrees"))
+		refused = append(refused, worktree.Trees(in.Repo)...)
 	}
 	if in.Runners, err = sign.ReadAllowedSigners(*runners, refused...); err != nil {
 		return err

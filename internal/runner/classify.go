@@ -172,7 +172,7 @@ func goDetail(text string) string {
 func classifyPytest(exit int, out []byte) string {
 	text := string(out)
 	if denied := deniedBeforeTests(text); denied != "" {
-		return fmt.Sprintf("pytest could not read %s before any test ran (permission denied): it looks for its configuration from the tests' folder upward, and the sandbox lets a command read nothing of the user's above the worktree; give the worktree a pytest configuration (a [tool.pytest.ini_options] table, pytest.ini, or a [tool:pytest] section in setup.cfg or tox.ini), or run where the sandbox has a mount namespace", clip(denied))
+		return fmt.Sprintf("pytest could not read %s before any test ran (permission denied): it looks for its configuration from the tests' folder upward, and the sandbox lets a command read nothing of the user's above the worktree; give the repository a pytest configuration (a [tool.pytest.ini_options] table, pytest.ini, or a [tool:pytest] section in setup.cfg or tox.ini), or run where the sandbox has a mount namespace", clip(denied))
 	}
 	if exit == 1 {
 		if first := firstLine(text); pyNoRunnerRE().MatchString(first) {

@@ -11,14 +11,14 @@ import (
 // envLayout is where a command's private and cached folders are, as the
 // command sees them.
 type envLayout struct {
-	Root     string // worktree top; PATH entries inside it are dropped
-	TreeAt   string // where the command sees the worktree (TreeView), if not at Root; PATH entries inside it are dropped too
-	Tmp      string // private temp folder (/tmp inside a mount namespace)
-	Home     string // private HOME, inside Tmp
-	CacheDir string // per-card caches; "" puts them in Tmp
-	Deps     string // the card's dependency folder (Policy.Deps); "" when none
-	Prepare  bool   // the card's prepare command: Go may fetch modules
-	HostHome string // the user's HOME, to find toolchains (~/.cargo, ~/go/pkg/mod)
+	Root     string   // worktree top; PATH entries inside it are dropped
+	Views    []string // where the command may see the worktree (treeViews) besides Root: PATH entries inside them are dropped too
+	Tmp      string   // private temp folder (/tmp inside a mount namespace)
+	Home     string   // private HOME, inside Tmp
+	CacheDir string   // per-card caches; "" puts them in Tmp
+	Deps     string   // the card's dependency folder (Policy.Deps); "" when none
+	Prepare  bool     // the card's prepare command: Go may fetch modules
+	HostHome string   // the user's HOME, to find toolchains (~/.cargo, ~/go/pkg/mod)
 	// TestExec is the failpass binary a candidate command's go runs each
 	// test binary through, in a Landlock domain of its own (testExec);
 	// "" for none. GoWork is go's work folder then (GOTMPDIR), outside
@@ -69,8 +69,8 @@ func buildEnv(base []string, l envLayout, exists func(string) bool) []string {
 		path = v
 	}
 	path = scrubPath(path, l.Root)
-	if l.TreeAt != "" {
-		path = scrubPath(path, l.TreeAt)
+	for _, v := range l.Views {
+		path = scrubPath(path, v)
 	}
 	set("PATH", path)
 

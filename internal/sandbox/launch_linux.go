@@ -311,7 +311,7 @@ type Prepared struct {
 	tmp      string
 	home     string
 	given    string       // root as the caller named it (realRoot is root)
-	treeAt   string       // where the command sees the worktree (TreeView), "" for where it lies
+	treeAt   string       // where the command sees the worktree (one of treeViews), "" for where it lies
 	scratch  *scratch.Dir // a private folder on the host (no mount namespace, or a view), removed at the end
 	cgroups  []*cgroup
 	git      *GitSnapshot
@@ -365,7 +365,6 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 
 	if c.namespaces {
 		pr.tmp, pr.home = "/tmp", "/tmp/home"
-		pr.treeAt = TreeView
 	} else {
 		if pr.scratch, err = scratch.New("sandbox"); err != nil {
 			return nil, fmt.Errorf("sandbox: private temp folder: %w", err)
@@ -415,6 +414,10 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	if hostHome == "" {
 		hostHome, _ = os.UserHomeDir()
 	}
+	var views []string
+	if c.namespaces {
+		views = treeViews
+	}
 	testExec, goWork := "", ""
 	if p.Candidate != nil && c.landlock {
 		// Candidate code: each of its test binaries in a domain of its
@@ -425,7 +428,7 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 			pr.readable = append(pr.readable, testExec)
 		}
 	}
-	pr.Env = buildEnv(base, envLayout{Root: realRoot, TreeAt: pr.treeAt, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir,
+	pr.Env = buildEnv(base, envLayout{Root: realRoot, Views: views, Tmp: pr.tmp, Home: pr.home, CacheDir: pr.policy.CacheDir,
 		Deps: pr.policy.Deps, Prepare: p.PrepareCmd, HostHome: hostHome, TestExec: testExec, GoWork: goWork},
 		func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() })
 	if cc := p.Candidate; cc != nil && pr.cache == nil {
@@ -476,6 +479,12 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	// sees of it only its own worktree, that worktree's git folder and
 	// the caches its policy names.
 	pr.hidden = []string{filepath.Join(gp.commonDir, "failpass")}
+	if parent := filepath.Dir(realRoot); within(pr.hidden[0], gp.gitDir) && !within(gp.commonDir, parent) && parent != filepath.Dir(parent) {
+		// A failpass worktree whose tree lives in the user's cache
+		// folder, beside the other trees of the repository (concurrent
+		// gates', the base's): those are hidden as failpass's folder is.
+		pr.hidden = append(pr.hidden, parent)
+	}
 	for _, d := range p.Hidden {
 		if filepath.IsAbs(d) {
 			pr.hidden = append(pr.hidden, filepath.Clean(d))
@@ -625,7 +634,7 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 	if pr.caps.namespaces {
 		seen := append(append([]string{c.Path, c.Dir}, pr.writable...), append(pr.readable, bindPaths(pr.gitBinds)...)...)
 		cfg.Keep = keepUnder("/tmp", seen)
-		if pr.treeAt != "" && !clashes(pr.treeAt, seen) {
+		if pr.treeAt = viewFor(seen); pr.treeAt != "" {
 			// The command runs in the worktree's view at the fixed
 			// folder: what lies above it is the private /tmp's, the same
 			// wherever the user keeps the repository.
@@ -637,19 +646,6 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 		cfg.Writable = append(cfg.Writable, pr.tmp)
 	}
 	return cfg
-}
-
-// clashes says whether a folder the command must see where it lies is
-// in the view's parent: the view then stays where the worktree lies (a
-// repository or toolchain kept under /tmp/failpass).
-func clashes(view string, seen []string) bool {
-	top := filepath.Dir(view)
-	for _, p := range seen {
-		if p != "" && within(top, filepath.Clean(p)) {
-			return true
-		}
-	}
-	return false
 }
 
 // inView is p as the command sees it: below TreeView where p lies in

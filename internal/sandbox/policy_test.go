@@ -284,3 +284,42 @@ func FuzzSanitizeGitConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestFromView(t *testing.T) {
+	for _, tc := range []struct{ p, want string }{
+		{"/tmp/failpass/worktree/src/x.py", "/r/wt/src/x.py"},
+		{"/tmp/failpass/worktree", "/r/wt"},
+		{"/tmp/.failpass/worktree/a/b.go", "/r/wt/a/b.go"},
+		{"/tmp/failpass/worktreex/x.py", "/tmp/failpass/worktreex/x.py"},
+		{"/usr/lib/python3/x.py", "/usr/lib/python3/x.py"},
+		{"tests/x.py", "tests/x.py"},
+	} {
+		if got := FromView(tc.p, "/r/wt"); got != tc.want {
+			t.Errorf("FromView(%q) = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestClashes(t *testing.T) {
+	for _, tc := range []struct {
+		seen []string
+		want bool
+	}{
+		{[]string{"/var/tmp/r/.git", "/tmp/x/repo", "/usr/bin"}, false},
+		{[]string{"/tmp/failpass/bin/python3"}, true},
+		{[]string{"/tmp/failpass"}, true},
+		{[]string{"/tmp/failpassx"}, false},
+		{[]string{"/tmp", "/"}, false},
+	} {
+		if got := clashes(TreeView, tc.seen); got != tc.want {
+			t.Errorf("clashes(%q) = %v, want %v", tc.seen, got, tc.want)
+		}
+	}
+	// A failpass binary built to /tmp/failpass: the next view serves.
+	if got := viewFor([]string{"/tmp/failpass", "/var/tmp/r"}); got != "/tmp/.failpass/worktree" {
+		t.Errorf("viewFor(/tmp/failpass) = %q", got)
+	}
+	if got := viewFor([]string{"/tmp/failpass", "/tmp/.failpass/x"}); got != "" {
+		t.Errorf("viewFor(both taken) = %q, want none", got)
+	}
+}

@@ -19,24 +19,71 @@ const HelperArg = "__sandbox-exec"
 // run's private /tmp, and the command starts there. Runners look for
 // their configuration and workspaces upward from the tree (pytest's
 // rootdir and ini files, go.work, a cargo workspace, package.json and
-// node_modules); at the worktree's own path (<repo>/.git/failpass/...)
-// that walk reaches the user's checkout and its parents, which the
-// sandbox rightly refuses to let a command read, so the answer would
-// depend on where the user keeps the repository. Above TreeView lie
+// node_modules); from the worktree's own path (in the user's cache
+// folder, or in the repository where trees lived before) that walk
+// reaches the user's folders, which the sandbox rightly refuses to let a
+// command read, so the answer would depend on where the user keeps
+// things. Above TreeView lie
 // only the private /tmp and the root folder. The folder is the same for
 // every run of every worktree, so a build cache keyed by folder (Go's)
 // stays warm from run to run, and from the base's runs to a candidate's.
 const TreeView = "/tmp/failpass/worktree"
 
+// treeViews are the view's folders in order of preference: the next one
+// serves where a folder the command must see where it lies is under the
+// first's parent (a failpass binary built to /tmp/failpass). Each choice
+// depends on the machine's folders alone, so it is the same from run to
+// run.
+var treeViews = []string{TreeView, "/tmp/.failpass/worktree"}
+
+// viewFor is the first of treeViews that no folder of seen clashes with,
+// or "" when all do: the command then runs where the worktree lies.
+func viewFor(seen []string) string {
+	for _, v := range treeViews {
+		if !clashes(v, seen) {
+			return v
+		}
+	}
+	return ""
+}
+
+// clashes says whether a folder the command must see where it lies is
+// in the view's parent: the view cannot be there.
+func clashes(view string, seen []string) bool {
+	top := filepath.Dir(view)
+	for _, p := range seen {
+		if p != "" && within(top, filepath.Clean(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ViewRel says whether p, a path a contained command printed, lies in
+// the worktree's view, and where in the worktree ("." for its top).
+func ViewRel(p string) (string, bool) {
+	p = filepath.ToSlash(p)
+	for _, v := range treeViews {
+		rest, ok := strings.CutPrefix(p, v)
+		if ok && (rest == "" || rest[0] == '/') {
+			if rest = strings.Trim(rest, "/"); rest == "" {
+				rest = "."
+			}
+			return rest, true
+		}
+	}
+	return "", false
+}
+
 // FromView is p, a path a contained command printed, in the worktree
-// root as the host has it: a path below TreeView is root's, any other
-// is returned as it is.
+// root as the host has it: a path in the view is root's, any other is
+// returned as it is.
 func FromView(p, root string) string {
-	rest, ok := strings.CutPrefix(filepath.ToSlash(p), TreeView)
-	if !ok || (rest != "" && rest[0] != '/') {
+	rel, ok := ViewRel(p)
+	if !ok {
 		return p
 	}
-	return filepath.Join(root, filepath.FromSlash(rest))
+	return filepath.Join(root, filepath.FromSlash(rel))
 }
 
 // Layer is one promise the sandbox makes, by the name cards use in

@@ -880,3 +880,34 @@ func TestCgroupNameCountsNothing(t *testing.T) {
 		t.Errorf("staleOwner(%q) = %d, %v", a, pid, ok)
 	}
 }
+
+// A command starts in its worktree's view (TreeView): a runner looking
+// upward from it (pytest's ini files, go.work) finds nothing of the
+// user's checkout, whose pyproject.toml lies right above the worktree's
+// own folders here. A program named by a path in the worktree runs from
+// the view, and what the command writes there lands in the worktree.
+func TestWorktreeView(t *testing.T) {
+	need(t, Filesystem)
+	_, wt := testRepo(t, map[string]string{
+		"pyproject.toml": "[project]\nname = \"x\"\n",
+		"sub/x.txt":      "x\n",
+		"check.sh": `#!/bin/sh
+[ "$(pwd -P)" = /tmp/failpass/worktree ] || { echo "runs in $(pwd -P)"; exit 3; }
+[ "$0" = /tmp/failpass/worktree/check.sh ] || [ "$0" = ./check.sh ] || { echo "started as $0"; exit 4; }
+[ -f sub/x.txt ] && [ -f pyproject.toml ] || { echo "the tree is not here"; exit 5; }
+[ "$(ls -A ..)" = worktree ] || { echo "beside the tree: $(ls -A ..)"; exit 6; }
+for d in /tmp/failpass /tmp /; do
+	[ -e "$d/pyproject.toml" ] && { echo "found $d/pyproject.toml"; exit 7; }
+done
+echo made > made.txt || exit 8
+exit 0
+`,
+	})
+	r := contained(t, wt, nil, nil, 20*time.Second, "./check.sh")
+	if r.Exit != 0 {
+		t.Fatalf("outcome = %+v, want exit 0\n%s", r.Outcome, r.Log)
+	}
+	if b, _ := os.ReadFile(filepath.Join(wt, "made.txt")); string(b) != "made\n" {
+		t.Errorf("a write in the view did not land in the worktree: %q", b)
+	}
+}

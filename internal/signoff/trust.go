@@ -5,6 +5,7 @@ import (
 
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/sign"
+	"github.com/failpass/failpass/internal/worktree"
 )
 
 // TrustIn is the card.signature check a gate in repo runs with: the
@@ -20,5 +21,5 @@ func TrustIn(ctx context.Context, repo *gitx.Repo, path string) (sign.Trust, err
 	if path == "" {
 		return nil, nil
 	}
-	return sign.LoadTrust(path, repo.StateDir("worktrees"))
+	return sign.LoadTrust(path, worktree.Trees(repo)...)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/failpass/failpass/internal/worktree"
 )
 
 // TestTrustIn: the gate's trust roots come from the path given, else from
@@ -39,6 +41,17 @@ func TestTrustIn(t *testing.T) {
 	}
 	if _, err := TrustIn(ctx, repo, inside); err == nil || !strings.Contains(err.Error(), "trust roots never come from it") {
 		t.Errorf("TrustIn(%s) = %v; want the file refused", inside, err)
+	}
+	// A tree in the user's cache folder, where worktrees live now.
+	for _, trees := range worktree.Trees(repo)[1:] {
+		inTree := filepath.Join(trees, "0000000000000000", "allowed_signers")
+		write(t, filepath.Dir(inTree), "allowed_signers", line)
+		if _, err := TrustIn(ctx, repo, inTree); err == nil || !strings.Contains(err.Error(), "trust roots never come from it") {
+			t.Errorf("TrustIn(%s) = %v; want the file refused", inTree, err)
+		}
+	}
+	if len(worktree.Trees(repo)) < 2 {
+		t.Errorf("worktree.Trees = %q: no folder of trees in the cache folder", worktree.Trees(repo))
 	}
 	git(t, repo.Dir, "config", "gpg.ssh.allowedSignersFile", inside)
 	if _, err := TrustIn(ctx, repo, ""); err == nil {

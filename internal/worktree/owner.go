@@ -22,6 +22,9 @@ type owner struct {
 	Commit  string    `json:"commit,omitempty"`
 	Created time.Time `json:"created"`
 	Kept    bool      `json:"kept,omitempty"`
+	// Tree is the worktree's folder (in the user's cache folder, or
+	// worktrees/<id> in the repository), for gc to find it whoever runs.
+	Tree string `json:"tree,omitempty"`
 }
 
 // maxOwnerSize bounds an owner file read; a real one is ~200 bytes.

@@ -4,6 +4,8 @@ package worktree
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -19,12 +21,28 @@ import (
 	"github.com/failpass/failpass/internal/scratch"
 )
 
-// Layout, all under <git common dir>/failpass/:
+// Layout, under <git common dir>/failpass/:
 //
-//	worktrees/<id>/        the worktree itself; its .git file names <id>.git
 //	worktrees/<id>.git/    its private git directory: HEAD, commondir, gitdir, index
-//	worktrees/<id>.owner   who owns it: pid, process start time, boot id (JSON)
+//	worktrees/<id>.owner   who owns it: pid, process start time, boot id, the tree's folder (JSON)
 //	locks/worktrees.lock   serializes gc sweeps and owner writes across processes
+//
+// and the worktree itself (the tree; its .git file names <id>.git) in the
+// user's cache folder, outside the repository:
+//
+//	<cache>/failpass/trees/<repository key>/<id>/
+//
+// Runners look upward from the tree for their configuration and
+// workspaces (pytest's ini files and rootdir, go.work, a cargo workspace,
+// package.json): inside the repository (worktrees/<id>/, where trees
+// lived before) that walk reached the user's checkout, whose files the
+// sandbox refuses a command, and what a run found depended on where the
+// user keeps the repository. Where the sandbox has a mount namespace the
+// command sees the tree at a fixed folder of its private /tmp anyway
+// (sandbox.TreeView); where it has none (Landlock alone, --sandbox=off),
+// the walk from the cache folder passes only failpass's folders and the
+// user's cache and home folders. Without a cache folder (no HOME), trees
+// live in worktrees/<id>/ as before.
 //
 // The owner file is written before the worktree exists and removed after
 // it is gone, so a worktree without a live owner is always a leftover.
@@ -89,14 +107,24 @@ func Add(ctx context.Context, repo *gitx.Repo, commit string) (*Worktree, error)
 	// sweep holds (a sweep takes a temporary owner file for a crash's
 	// leftover); the folders need no lock: nothing else touches an id
 	// whose owner lives.
+	trees := treesOf(repo)
+	if trees != "" {
+		if err := os.MkdirAll(trees, 0o755); err != nil {
+			trees = "" // an unwritable cache folder: the tree lives in the repository
+		}
+	}
 	var id string
 	if err := withLock(repo, func() error {
-		id = freeSlot(repo, base)
+		id = freeSlot(repo, base, trees)
+		o.Tree = filepath.Join(base, id)
+		if trees != "" {
+			o.Tree = filepath.Join(trees, id)
+		}
 		return writeOwner(ownerPath(repo, id), o)
 	}); err != nil {
 		return nil, err
 	}
-	w := &Worktree{Dir: filepath.Join(base, id), ID: id, repo: repo, gitDir: gitDirOf(base, id)}
+	w := &Worktree{Dir: o.Tree, ID: id, repo: repo, gitDir: gitDirOf(base, id)}
 	// What dead runs left goes while git checks this one out: a sweep
 	// leaves a live owner's worktree, this one included.
 	swept := make(chan struct{})
@@ -128,6 +156,11 @@ func (w *Worktree) populate(ctx context.Context, commit string) error {
 		if err := os.WriteFile(filepath.Join(w.gitDir, name), []byte(content), 0o644); err != nil {
 			return err
 		}
+	}
+	// The repository's folder of trees may have gone with the last
+	// tree a concurrent run removed.
+	if err := os.MkdirAll(filepath.Dir(w.Dir), 0o755); err != nil {
+		return err
 	}
 	if err := os.Mkdir(w.Dir, 0o755); err != nil {
 		return err
@@ -242,7 +275,7 @@ func (w *Worktree) Keep() error {
 // honours ctx). It needs no lock: a gc sweep leaves an id alone while
 // its owner file names a live process, and the owner file goes last.
 func (w *Worktree) Remove(ctx context.Context) error {
-	_, err := removeOne(w.repo, w.ID)
+	_, err := removeOne(w.repo, w.ID, w.Dir)
 	return err
 }
 
@@ -267,11 +300,15 @@ func GC(ctx context.Context, repo *gitx.Repo) ([]string, error) {
 			if oerr == nil && o.alive() {
 				continue
 			}
-			if oerr == nil && o.Kept && exists(dir) {
+			tree := treeOf(repo, id, o)
+			if oerr == nil && o.Kept && (exists(dir) || tree != "" && exists(tree)) {
 				continue
 			}
-			legacy, lerr := removeLegacy(repo, dir)
-			found, err := removeOne(repo, id)
+			if !exists(dir) && tree != "" && (exists(tree) || o.Tree == tree) {
+				dir = tree // reported where it lies (or lay: its folder removed by hand)
+			}
+			legacy, lerr := removeLegacy(repo, filepath.Join(base, id))
+			found, err := removeOne(repo, id, tree)
 			if err = errors.Join(lerr, err); err != nil {
 				errs = append(errs, err)
 				continue
@@ -332,22 +369,32 @@ func leftovers(repo *gitx.Repo, base string) ([]string, error) {
 }
 
 // removeOne removes everything of id: processes still running in its
-// folder, the folder, its git directory, and last the owner file. It
-// reports whether there was anything to remove.
-func removeOne(repo *gitx.Repo, id string) (bool, error) {
+// folders, its tree (in the cache folder, tree; "" for none) and the
+// folder where trees lived before, its git directory, and last the owner
+// file. It reports whether there was anything to remove.
+func removeOne(repo *gitx.Repo, id, tree string) (bool, error) {
 	base := repo.StateDir("worktrees")
 	dir := filepath.Join(base, id)
 	owner := ownerPath(repo, id)
-	found := exists(dir) || exists(gitDirOf(base, id)) || exists(owner)
-	killIn(dir)
+	found := exists(dir) || exists(gitDirOf(base, id)) || exists(owner) || tree != "" && exists(tree)
+	folders := []string{dir}
+	if tree != "" && tree != dir {
+		folders = append(folders, tree)
+	}
+	for _, d := range folders {
+		killIn(d)
+	}
 	var errs []error
-	for _, p := range []string{dir, gitDirOf(base, id)} {
+	for _, p := range append(folders, gitDirOf(base, id)) {
 		if err := removeAll(p); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
 		return found, errors.Join(errs...)
+	}
+	if tree != "" && tree != dir {
+		os.Remove(filepath.Dir(tree)) // the repository's folder of trees, once empty
 	}
 	if err := os.Remove(owner); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return found, fmt.Errorf("worktree: %w", err)
@@ -433,13 +480,65 @@ func withLock(repo *gitx.Repo, f func() error) error {
 // build in the card's cache; a random folder per gate rebuilt every
 // package of the module, twice per base run, each gate. Concurrent gates
 // take the next slots, and warm those.
-func freeSlot(repo *gitx.Repo, base string) string {
+func freeSlot(repo *gitx.Repo, base, trees string) string {
 	for n := 0; ; n++ {
 		id := fmt.Sprintf("%016x", n)
-		if !exists(filepath.Join(base, id)) && !exists(gitDirOf(base, id)) && !exists(ownerPath(repo, id)) {
+		if !exists(filepath.Join(base, id)) && !exists(gitDirOf(base, id)) && !exists(ownerPath(repo, id)) &&
+			(trees == "" || !exists(filepath.Join(trees, id))) {
 			return id
 		}
 	}
+}
+
+// treesOf is the folder of repo's trees in the user's cache folder:
+// <cache>/failpass/trees/<key>, the key a digest of the repository's
+// common dir, so every repository has a folder of its own and a tree's
+// path is the same from run to run. "" when there is no cache folder.
+func treesOf(repo *gitx.Repo) string {
+	cache, err := os.UserCacheDir()
+	if err != nil || !filepath.IsAbs(cache) {
+		return ""
+	}
+	return filepath.Join(cache, "failpass", "trees", repoKey(repo))
+}
+
+// Trees is every folder repo's worktrees' trees live in, for a check
+// that must refuse anything of a tree under test (trust roots): its
+// folder in this user's cache folder, and worktrees/ in the repository,
+// where trees lived before and live without a cache folder.
+func Trees(repo *gitx.Repo) []string {
+	dirs := []string{repo.StateDir("worktrees")}
+	if t := treesOf(repo); t != "" {
+		dirs = append(dirs, t)
+	}
+	return dirs
+}
+
+// repoKey names repo's folder of trees.
+func repoKey(repo *gitx.Repo) string {
+	common := repo.CommonDir
+	if r, err := filepath.EvalSymlinks(common); err == nil {
+		common = r
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(common)))
+	return hex.EncodeToString(sum[:8])
+}
+
+// treeOf is where worktree id of repo has its tree, as its owner file o
+// records it (a tree in another user's or another HOME's cache folder
+// too), else where this process would put it; "" for none. A recorded
+// folder counts only if it has the shape of a tree of repo: gc removes
+// it.
+func treeOf(repo *gitx.Repo, id string, o owner) string {
+	key := repoKey(repo)
+	if t := filepath.Clean(o.Tree); filepath.IsAbs(t) && filepath.Base(t) == id &&
+		filepath.Base(filepath.Dir(t)) == key && filepath.Base(filepath.Dir(filepath.Dir(t))) == "trees" {
+		return t
+	}
+	if trees := treesOf(repo); trees != "" {
+		return filepath.Join(trees, id)
+	}
+	return ""
 }
 
 // gitDirOf is the private git directory of worktree id in base.

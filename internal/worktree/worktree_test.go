@@ -169,6 +169,11 @@ func clean(t *testing.T, repo *gitx.Repo) {
 	if e, _ := os.ReadDir(filepath.Join(repo.CommonDir, "worktrees")); len(e) != 0 {
 		t.Errorf("git's worktrees folder holds %d entries, want none", len(e))
 	}
+	if trees := treesOf(repo); trees != "" {
+		if _, err := os.Stat(trees); err == nil {
+			t.Errorf("the repository's folder of trees %s is left", trees)
+		}
+	}
 }
 
 func TestAddRemove(t *testing.T) {
@@ -179,8 +184,17 @@ func TestAddRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(repo.CommonDir, "failpass", "worktrees", w.ID); w.Dir != want {
+	// The tree lives in the user's cache folder, outside the repository:
+	// a runner looking upward from it never reaches the user's checkout.
+	cache, _ := os.UserCacheDir()
+	if want := filepath.Join(cache, "failpass", "trees", repoKey(repo), w.ID); w.Dir != want {
 		t.Errorf("Add().Dir = %q, want %q", w.Dir, want)
+	}
+	if rel, err := filepath.Rel(repo.Dir, w.Dir); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Errorf("Add().Dir = %q lies in the repository %s", w.Dir, repo.Dir)
+	}
+	if o, err := readOwner(ownerPath(repo, w.ID)); err != nil || o.Tree != w.Dir {
+		t.Errorf("owner file records tree %q (%v), want %q", o.Tree, err, w.Dir)
 	}
 	if got := strings.TrimSpace(git(t, w.Dir, "rev-parse", "HEAD")); got != base {
 		t.Errorf("worktree HEAD = %s, want base %s", got, base)
