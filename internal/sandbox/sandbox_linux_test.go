@@ -820,6 +820,71 @@ func TestDegradedWithoutNamespaces(t *testing.T) {
 	}
 }
 
+// staleCgroupEnv names, to the test binary run as nobody, the stale
+// cgroup root made that its gc must skip.
+const staleCgroupEnv = "FAILPASS_TEST_STALE_CGROUP"
+
+// A user's gc after root's gate was killed (CI runs the suite as root,
+// then as a user, on one machine): root's stale cgroup is skipped and
+// named, not an error, and stays for root to remove.
+func TestRemoveStaleCgroupsOfAnotherUser(t *testing.T) {
+	if dir := os.Getenv(staleCgroupEnv); dir != "" {
+		// The run as nobody.
+		n, skipped, err := RemoveStaleCgroups()
+		if err != nil {
+			t.Fatalf("RemoveStaleCgroups as uid %d: %v (removed %d, skipped %q)", os.Geteuid(), err, n, skipped)
+		}
+		if !slices.Contains(skipped, dir) {
+			t.Fatalf("root's stale %s is not among the skipped: %q", dir, skipped)
+		}
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a cgroup of another user")
+	}
+	c := probe()
+	if c.mem == nil {
+		t.Skip("no writable memory cgroup")
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(c.mem.dir, fmt.Sprintf("failpass-%d-1", dead.Process.Pid))
+	if err := os.Mkdir(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(stale)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A copy nobody can run (the test binary's folder may be private).
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755) // t.TempDir folders are private; nobody must reach the copy
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^TestRemoveStaleCgroupsOfAnotherUser$", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = []string{staleCgroupEnv + "=" + stale, "HOME=" + dir, "PATH=/usr/local/bin:/usr/bin:/bin", "TMPDIR=" + dir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("\nPASS\n")) {
+		t.Fatalf("gc's cgroup sweep as nobody: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Errorf("root's stale cgroup went: %v", err)
+	}
+}
+
 func TestRemoveStaleCgroups(t *testing.T) {
 	c := probe()
 	if c.mem == nil {
@@ -839,7 +904,7 @@ func TestRemoveStaleCgroups(t *testing.T) {
 	}
 	defer os.Remove(live)
 	defer os.Remove(stale)
-	if _, err := RemoveStaleCgroups(); err != nil {
+	if _, _, err := RemoveStaleCgroups(); err != nil {
 		t.Fatalf("RemoveStaleCgroups: %v", err)
 	}
 	if _, err := os.Stat(stale); err == nil {
