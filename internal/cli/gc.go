@@ -30,8 +30,8 @@ const gcUsage = `failpass gc [--repo DIR] [--json] [--max-age DUR] [--max-size S
 //
 // Output: each removed path on a line, then what was freed, or "nothing
 // to remove"; with --json, {"removed": [paths], "cgroups_removed": n,
-// "cgroups_skipped": n, "freed_bytes": n, "kept_bytes": n, "pruned":
-// [{"path", "kind", "bytes", "last_used"}]}. Exit 0, or 2 when something
+// "freed_bytes": n, "kept_bytes": n, "pruned": [{"path", "kind", "bytes",
+// "last_used"}], "cgroups_skipped": n}. Exit 0, or 2 when something
 // could not be removed (what was removed is still printed). A stale
 // cgroup of another user (root's killed gate, seen by a user's gc) is
 // skipped and said so on stderr, not an error.
@@ -106,11 +106,11 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 		b, _ := json.Marshal(struct {
 			Removed []string     `json:"removed"`
 			Cgroups int          `json:"cgroups_removed"`
-			Skipped int          `json:"cgroups_skipped"`
 			Freed   int64        `json:"freed_bytes"`
 			Kept    int64        `json:"kept_bytes"`
 			Pruned  []prune.Unit `json:"pruned"`
-		}{removed, cgroups, len(cgSkipped), freed, total - freed, pruned})
+			Skipped int          `json:"cgroups_skipped"` // last: scripts read the fields before it in order
+		}{removed, cgroups, freed, total - freed, pruned, len(cgSkipped)})
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		for _, p := range removed {
