@@ -134,6 +134,9 @@ var phasesRun = struct {
 var hostGo []string
 
 func TestAction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the action end to end, a gate per case: the full suite runs it")
+	}
 	a, err := readAction()
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 // TestScript runs every testdata/script/*.txtar end to end against real git
 // repositories the scripts build.
 func TestScript(t *testing.T) {
+	t.Cleanup(removeSeed) // after every script, parallel ones included
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -42,6 +43,7 @@ func TestScript(t *testing.T) {
 			"noleft":    cmdNoLeft,
 			"noproc":    cmdNoProc,
 			"xmlok":     cmdXMLOK,
+			"gowarm":    cmdGowarm,
 		},
 	})
 }

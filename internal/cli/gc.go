@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/failpass/failpass/internal/gate"
@@ -30,8 +31,10 @@ const gcUsage = `failpass gc [--repo DIR] [--json] [--max-age DUR] [--max-size S
 // Output: each removed path on a line, then what was freed, or "nothing
 // to remove"; with --json, {"removed": [paths], "cgroups_removed": n,
 // "freed_bytes": n, "kept_bytes": n, "pruned": [{"path", "kind", "bytes",
-// "last_used"}]}. Exit 0, or 2 when something could not be removed (what
-// was removed is still printed).
+// "last_used"}], "cgroups_skipped": n}. Exit 0, or 2 when something
+// could not be removed (what was removed is still printed). A stale
+// cgroup of another user (root's killed gate, seen by a user's gc) is
+// skipped and said so on stderr, not an error.
 func runGC(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "gc", gcUsage)
 	repoDir := fs.String("repo", ".", "the repository `DIR` (default: the one containing the current folder)")
@@ -89,9 +92,15 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 	}
 	// Cgroups of sandboxed commands whose failpass was killed: not paths in
 	// the repository, so counted rather than listed.
-	cgroups, cgErr := sandbox.RemoveStaleCgroups()
+	cgroups, cgSkipped, cgErr := sandbox.RemoveStaleCgroups()
 	if gcErr == nil {
 		gcErr = cgErr
+	}
+	if len(cgSkipped) > 0 {
+		// Another user's (root's gate, killed): not ours to remove, and
+		// no failure of this gc.
+		fmt.Fprintf(env.Stderr, "failpass gc: skipped %d stale sandbox cgroup(s) of another user, which only that user (or root) can remove: %s\n",
+			len(cgSkipped), Sanitize(strings.Join(cgSkipped, ", ")))
 	}
 	if *asJSON {
 		b, _ := json.Marshal(struct {
@@ -100,7 +109,8 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 			Freed   int64        `json:"freed_bytes"`
 			Kept    int64        `json:"kept_bytes"`
 			Pruned  []prune.Unit `json:"pruned"`
-		}{removed, cgroups, freed, total - freed, pruned})
+			Skipped int          `json:"cgroups_skipped"` // last: scripts read the fields before it in order
+		}{removed, cgroups, freed, total - freed, pruned, len(cgSkipped)})
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		for _, p := range removed {

@@ -148,6 +148,9 @@ func norm(t testing.TB, v *Verdict) string {
 }
 
 func TestBatchSameAsAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("gates every candidate twice, alone and in a batch: the full suite runs it")
+	}
 	repo, base := newRepo(t)
 	c := testCard(t)
 	cands := candidates(t, repo.Dir)
@@ -475,6 +478,9 @@ func TestEnvFingerprint(t *testing.T) {
 // rewrites a file and, within the same second, the next diff writes the
 // same number of bytes to it.
 func TestPoolRacyRewrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("races rewrites against pooled worktrees: the full suite runs it")
+	}
 	repo, base := newRepo(t)
 	c := testCard(t)
 	long := cand{"long", mkdiff(t, repo.Dir, map[string]string{"src/lib.sh": "answer=42\nx=1\n"})}

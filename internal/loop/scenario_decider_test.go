@@ -6,6 +6,9 @@ import (
 )
 
 func TestExternalDecider(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs whole loops with a decider program: the full suite runs it")
+	}
 	cases := []struct {
 		name, disposition, state, reason string
 		commits                          int

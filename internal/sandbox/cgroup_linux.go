@@ -257,12 +257,17 @@ func joinCgroup(dir string) error {
 // failpass-<pid>-<n> folders under this process's own memory and pids
 // cgroups whose <pid> is dead. It kills anything still in them first.
 // It returns how many it removed; `failpass gc` calls it.
-func RemoveStaleCgroups() (int, error) {
+//
+// A stale cgroup another user made (root's gate, killed, on a machine
+// where this user runs too: CI runs the suite as root, then as a user)
+// is not this user's to remove, nor could it be: it is skipped, and
+// listed in skipped, rather than an error. Root removes them all.
+func RemoveStaleCgroups() (removed int, skipped []string, err error) {
 	mem, pids, err := findCgroupParents()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	n := 0
+	euid := os.Geteuid()
 	var first error
 	for _, p := range []*cgroupParent{mem, pids} {
 		if p == nil {
@@ -274,16 +279,34 @@ func RemoveStaleCgroups() (int, error) {
 			if !ok || !e.IsDir() || processAlive(pid) {
 				continue
 			}
-			if err := (&cgroup{dir: filepath.Join(p.dir, e.Name()), v2: p.v2}).remove(); err != nil {
+			dir := filepath.Join(p.dir, e.Name())
+			if uid, ok := ownerOf(dir); ok && euid != 0 && uid != euid {
+				skipped = append(skipped, dir)
+				continue
+			}
+			if err := (&cgroup{dir: dir, v2: p.v2}).remove(); err != nil {
 				if first == nil {
 					first = err
 				}
 				continue
 			}
-			n++
+			removed++
 		}
 	}
-	return n, first
+	return removed, skipped, first
+}
+
+// ownerOf is the user id owning path.
+func ownerOf(path string) (int, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
 }
 
 // staleOwner parses "failpass-<pid>-<suffix>" (random hex now, a

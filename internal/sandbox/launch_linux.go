@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -69,7 +70,15 @@ type caps struct {
 	// (/proc/self/exe could not be executed, or it gave no status).
 	// Prepare then refuses rather than run the command uncontained.
 	noHelper error
+	// timedOut says a probe helper was killed at probeTimeout: the
+	// machine was too loaded to answer, which says nothing of its layers.
+	timedOut bool
 }
+
+// cacheable says whether later processes may reuse this probe: not when
+// the helper failed, nor when it ran out of time (a loaded machine would
+// otherwise leave every later gate on fewer layers than it has).
+func (c *caps) cacheable() bool { return c.noHelper == nil && !c.timedOut }
 
 var (
 	probeOnce sync.Once
@@ -94,7 +103,7 @@ func probe() *caps {
 			return
 		}
 		probed = doProbe()
-		if probed.noHelper == nil {
+		if probed.cacheable() {
 			keepProbe(path, factsOf(probed, key))
 		}
 	})
@@ -157,6 +166,7 @@ func doProbe() *caps {
 
 	c.userns = os.Geteuid() != 0
 	st, err := runProbeHelper(c.userns, c.mem, c.pids)
+	c.timedOut = errors.Is(err, errHelperTimeout)
 	if err != nil {
 		for _, f := range append(namespaceFeatures[1:], FeatPrivateTmp) {
 			why[f] = "namespaces unavailable: " + err.Error()
@@ -167,6 +177,7 @@ func doProbe() *caps {
 		// Without namespaces the helper still applies Landlock, rlimits
 		// and no_new_privs; find out whether those work.
 		st, err = runProbeHelperNoNS(c.landlock)
+		c.timedOut = c.timedOut || errors.Is(err, errHelperTimeout)
 		if err != nil {
 			c.noHelper = err
 			for _, f := range []Feature{FeatLandlock, FeatRlimits, FeatNoNewPrivs, FeatPrivateTmp} {
@@ -204,8 +215,14 @@ func doProbe() *caps {
 	return c
 }
 
-// probeTimeout bounds the probe helper: it does a handful of syscalls.
-const probeTimeout = 10 * time.Second
+// probeTimeout bounds the probe helper. It does a handful of syscalls,
+// but starting it (failpass re-executed) on a loaded machine can take
+// seconds: the bound is for a helper that hangs, not a slow one (at 10 s
+// a slow start cost the run its namespaces, and the probe was kept).
+var probeTimeout = time.Minute
+
+// errHelperTimeout is a probe helper killed at probeTimeout.
+var errHelperTimeout = errors.New("the probe helper did not answer in time")
 
 func runProbeHelper(userns bool, mem, pids *cgroupParent) (status, error) {
 	cfg := helperConfig{Probe: true, Namespaces: true, Tmp: "/tmp", Home: "/tmp/home", Landlock: true,
@@ -262,12 +279,16 @@ func startHelper(cfg helperConfig, attr *syscall.SysProcAttr) (status, error) {
 		return status{}, err
 	}
 	go func() { io.Copy(&errBuf, io.LimitReader(er, 64<<10)); er.Close() }()
-	timer := time.AfterFunc(probeTimeout, func() { p.Kill() })
+	var killed atomic.Bool
+	timer := time.AfterFunc(probeTimeout, func() { killed.Store(true); p.Kill() })
 	defer timer.Stop()
 	out, _ := io.ReadAll(io.LimitReader(r, 1<<20))
 	ps, err := p.Wait()
 	if err != nil {
 		return status{}, err
+	}
+	if killed.Load() {
+		return status{}, fmt.Errorf("%w (%s)", errHelperTimeout, probeTimeout)
 	}
 	var st status
 	if err := json.Unmarshal(out, &st); err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/failpass/failpass/internal/sandbox/sandboxtest"
 )
@@ -182,5 +183,25 @@ func TestProbeKeySeesSeccomp(t *testing.T) {
 	}
 	if here := probeKey(); here == "" || string(denied) == "" || string(denied) == here {
 		t.Errorf("probe key with namespaces denied %q, without %q: want two different keys", denied, here)
+	}
+}
+
+// A probe whose helper ran out of time (a loaded machine) is no fact
+// about the machine's layers: it is not kept for later processes, which
+// would otherwise all run on the fewer layers it found. (The bound was
+// 10 s, which a loaded machine can exceed just starting the helper; the
+// likeliest reason TestCandidateCacheGoLayeredDenied, whose child probes
+// afresh, failed once and passed alone.)
+func TestProbeTimeoutNotKept(t *testing.T) {
+	saved := probeTimeout
+	probeTimeout = time.Nanosecond
+	defer func() { probeTimeout = saved }()
+	c := doProbe()
+	if !c.timedOut || c.cacheable() {
+		t.Fatalf("probe with no time for its helper: timedOut %v, cacheable %v; want true, false (report %+v)", c.timedOut, c.cacheable(), c.report)
+	}
+	probeTimeout = saved
+	if c := doProbe(); c.timedOut || !c.cacheable() && c.noHelper == nil {
+		t.Fatalf("probe with time: timedOut %v, cacheable %v", c.timedOut, c.cacheable())
 	}
 }

@@ -140,7 +140,7 @@ func Main(args []string) int {
 }
 
 // RemoveStaleCgroups has nothing to remove off Linux.
-func RemoveStaleCgroups() (int, error) { return 0, nil }
+func RemoveStaleCgroups() (removed int, skipped []string, err error) { return 0, nil, nil }
 
 // UsesHelper says whether contained commands start through the helper;
 // off Linux they do not.
