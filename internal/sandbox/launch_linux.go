@@ -355,8 +355,10 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	if err != nil {
 		return nil, err
 	}
-	if pr.git, err = SnapshotGit(gp.gitDir, gp.commonDir); err != nil {
-		return nil, err
+	if p.Role == nil {
+		if pr.git, err = SnapshotGit(gp.gitDir, gp.commonDir); err != nil {
+			return nil, err
+		}
 	}
 
 	if c.namespaces {
@@ -435,6 +437,9 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	}
 
 	pr.writable = []string{realRoot}
+	if p.Role != nil && p.Role.GitWritable {
+		pr.writable = append(pr.writable, gp.gitDir)
+	}
 	if pr.policy.CacheDir != "" {
 		pr.writable = append(pr.writable, pr.policy.CacheDir)
 	}
@@ -453,7 +458,7 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 		// bind neither does the mount namespace.
 		pr.readable = append(pr.readable, pr.policy.Deps)
 	}
-	if p.PrepareCmd {
+	if p.PrepareCmd || p.networked() {
 		pr.Report = withoutNetwork(pr.Report)
 	}
 	pr.readable = append(pr.readable, systemReadable...)
@@ -568,8 +573,8 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	if pr.view != nil {
 		l = pr.caps.launchView()
 	}
-	if pr.policy.PrepareCmd {
-		l.Cloneflags &^= syscall.CLONE_NEWNET // the network is what the prepare command is for
+	if pr.policy.PrepareCmd || pr.policy.networked() {
+		l.Cloneflags &^= syscall.CLONE_NEWNET // the network is what the prepare command (or a granted role) is for
 	}
 	l.ExtraFiles = []*os.File{pr.statusW, pr.config}
 	return l, nil
@@ -582,7 +587,7 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 	}
 	cfg := helperConfig{
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
-		Namespaces: pr.caps.namespaces, Network: pr.policy.PrepareCmd, Tmp: pr.tmp, Home: pr.home,
+		Namespaces: pr.caps.namespaces, Network: pr.policy.PrepareCmd || pr.policy.networked(), Tmp: pr.tmp, Home: pr.home,
 		Binds: pr.gitBinds, Masks: pr.masks, Hidden: pr.hidden, Shown: pr.shown, Writable: pr.writable, Readable: pr.readable,
 		Landlock: pr.caps.landlock, Limits: pr.policy.Limits, Cache: pr.cache,
 	}

@@ -232,6 +232,25 @@ type Policy struct {
 	Hidden []string
 	// Limits bound the command's resources.
 	Limits Limits
+	// Role says the command is a loop role's program (reviewer, fixer,
+	// decider) or draft's model command, not a card's: the worktree's
+	// git folder is a private, throwaway repository of its own (RoleGit),
+	// never the user's, and nothing of it is checked afterwards.
+	Role *Role
+}
+
+// networked says the policy keeps the host's network for a role.
+func (p *Policy) networked() bool { return p.Role != nil && p.Role.Network }
+
+// Role is what a role's program is granted beyond a card command's
+// sandbox (see docs/loop.md, "What the roles can reach").
+type Role struct {
+	// GitWritable lets the program write the worktree's git folder (the
+	// fixer's private repository: it may commit there).
+	GitWritable bool
+	// Network keeps the host's network (no network namespace): a role
+	// that calls a model itself, granted by the loop's settings.
+	Network bool
 }
 
 // Error is a layer that should have been applied and was not: the helper
