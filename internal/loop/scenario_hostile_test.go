@@ -263,3 +263,30 @@ func TestRolesReachNothingLandlockOnly(t *testing.T) {
 	}
 	sandboxtest.RunDenied(t, "^(TestRolesReachNothingButTheirAttempt|TestHostileFixerGitFolderNeverRuns)$")
 }
+
+// TestRoleGrantsRead: a path the loop's settings grant is readable to
+// the roles (a model tool's credentials); the rest stays out of reach.
+func TestRoleGrantsRead(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	dir := t.TempDir()
+	creds, other := filepath.Join(dir, "creds"), filepath.Join(dir, "other")
+	writeFile(t, creds, "GRANTED\n", 0o600)
+	writeFile(t, other, "NOT-GRANTED\n", 0o600)
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", `cat >/dev/null
+sed -i 's/BUG1/ok/' app.txt
+cat '`+creds+`' > creds.txt 2>&1
+cat '`+other+`' > other-read.txt 2>&1
+exit 0
+`)
+	cfg := s.config("reviewer", "fixer")
+	cfg.Grants = Grants{Read: []string{creds}}
+	out := s.start(s.invocation("grants", 3), cfg)
+	want(t, out, "converged", "")
+	if got := s.fileAt("cand", "creds.txt"); got != "GRANTED" {
+		t.Errorf("the granted file read %q", got)
+	}
+	if got := s.fileAt("cand", "other-read.txt"); strings.Contains(got, "NOT-GRANTED") {
+		t.Errorf("a file beside the granted one was readable: %q", got)
+	}
+}
