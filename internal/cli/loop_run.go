@@ -305,6 +305,14 @@ func printOutcome(env *Env, out *loop.Outcome, asJSON bool) error {
 			fmt.Fprintf(env.Stdout, "documents: %s\n", out.Dir)
 		}
 	}
+	// A missing layer is said where a person reads, not only in the log.
+	w := env.Stdout
+	if asJSON {
+		w = env.Stderr
+	}
+	for _, l := range out.Containment {
+		fmt.Fprintf(w, "MISSING LAYER: %s\n", l)
+	}
 	if out.Result.TerminalState != "converged" {
 		return Exit(ExitFail)
 	}

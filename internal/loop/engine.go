@@ -79,6 +79,10 @@ type Outcome struct {
 	JSON      []byte
 	Persisted bool
 	Dir       string // the loop's folder
+	// Containment says, one line per role, each sandbox layer its
+	// program ran without (and why), or that it ran uncontained: what
+	// the human summary prints, not only the log.
+	Containment []string
 }
 
 // InterruptedError is a loop stopped by a signal before it returned.
@@ -134,6 +138,8 @@ type engine struct {
 	// hist is the candidate's history the roles see (rolegit.go), made
 	// at the first role's run.
 	hist *history
+	// containment is Outcome.Containment, one line per role at most.
+	containment []string
 }
 
 func (e *engine) logf(format string, args ...any) {

@@ -101,28 +101,51 @@ func (e *engine) confine(a model.Adapter, role string, p *sandbox.Policy) (model
 		case !slices.Contains(rep.Features, string(sandbox.FeatLandlock)) && !slices.Contains(rep.Features, string(sandbox.FeatMountNS)):
 			verr = fmt.Errorf("%w: neither Landlock nor a mount namespace: %v", errNoIsolation, rep.Why)
 		default:
-			if len(rep.Missing) > 0 {
-				e.logf("%s: contained without the %s layer(s): %s", role, strings.Join(rep.Missing, ", "), missingWhy(rep))
+			missing := slices.Clone(rep.Missing)
+			if p.Role != nil && p.Role.Network {
+				missing = slices.DeleteFunc(missing, func(l string) bool { return l == string(sandbox.Network) })
+			}
+			if len(missing) > 0 {
+				line := fmt.Sprintf("%s: contained without the %s layer(s): %s", role, strings.Join(missing, ", "), missingWhy(rep))
+				e.logf("%s", line)
+				e.noteContainment(role, line)
 			}
 			c.Sandbox = p
+		}
+		if verr != nil {
+			e.noteContainment(role, fmt.Sprintf("%s: no containment: %v", role, verr))
 		}
 	}
 	return model.Confined(a, c), e.forgetRoles, verr
 }
 
-// missingWhy says briefly why the report's missing features are.
+// noteContainment keeps line for the human summary, once per role.
+func (e *engine) noteContainment(role, line string) {
+	for _, l := range e.containment {
+		if strings.HasPrefix(l, role+":") {
+			return
+		}
+	}
+	e.containment = append(e.containment, line)
+}
+
+// missingWhy says briefly why the report's features are missing: each
+// distinct reason once, with the features it stands for.
 func missingWhy(r sandbox.Report) string {
-	keys := make([]string, 0, len(r.Why))
-	for k := range r.Why {
-		keys = append(keys, k)
+	by := map[string][]string{}
+	var reasons []string
+	for f, why := range r.Why {
+		if _, ok := by[why]; !ok {
+			reasons = append(reasons, why)
+		}
+		by[why] = append(by[why], f)
 	}
-	slices.Sort(keys)
+	slices.Sort(reasons)
 	var out []string
-	for _, k := range keys {
-		out = append(out, k+": "+r.Why[k])
-	}
-	if len(out) > 3 {
-		out = append(out[:3], "...")
+	for _, why := range reasons {
+		fs := by[why]
+		slices.Sort(fs)
+		out = append(out, strings.Join(fs, ", ")+": "+why)
 	}
 	return strings.Join(out, "; ")
 }

@@ -253,6 +253,14 @@ exit 0
 	if s.fileAt("cand", "app.txt") != "hello ok" || s.commitsSinceHead() != 1 {
 		t.Errorf("the fix did not land as one commit")
 	}
+	// Where namespaces are denied, the outcome names the missing layers
+	// for the human summary.
+	if os.Getenv(sandboxtest.DenyEnv) == "1" {
+		if len(res.Containment) == 0 || !strings.Contains(strings.Join(res.Containment, "\n"), "network") {
+			t.Errorf("the missing layers are not named: %q", res.Containment)
+		}
+	}
+	t.Logf("containment: %q", res.Containment)
 }
 
 // The same where user namespaces are denied: Landlock alone holds the
