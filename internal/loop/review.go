@@ -3,7 +3,6 @@ package loop
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/failpass/failpass/internal/contract"
@@ -217,23 +216,6 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	return res, nil
 }
 
-// protectedPaths are what role processes see read-only: the git common
-// dir and every checkout of the repository that is not failpass's own.
-func (e *engine) protectedPaths() ([]string, error) {
-	wts, err := listWorktrees(e.ctx, e.repo)
-	if err != nil {
-		return nil, err
-	}
-	ro := []string{e.repo.CommonDir}
-	for _, wt := range wts {
-		if !strings.HasPrefix(wt.path, e.repo.StateDir("worktrees")+"/") {
-			if _, err := os.Stat(wt.path); err == nil {
-				ro = append(ro, wt.path)
-			}
-		}
-	}
-	return ro, nil
-}
 
 // decide fills rec's finding dispositions, with the built-in policy or the
 // external decider, and remembers the pass for the early stops.
