@@ -216,7 +216,6 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	return res, nil
 }
 
-
 // decide fills rec's finding dispositions, with the built-in policy or the
 // external decider, and remembers the pass for the early stops.
 func (e *engine) decide(res *model.ReviewResult, rec *contract.ReviewRecord) error {
