@@ -51,10 +51,21 @@ type helperConfig struct {
 	Cache      *cacheMount `json:"cache,omitempty"` // a candidate's view of the card's build cache
 	Cgroups    []string    `json:"cgroups"`
 	Limits     Limits      `json:"limits"`
+	// DataLimit (no memory cgroup) bounds each process's data with
+	// RLIMIT_DATA; NprocLimit (no pids cgroup, in a user namespace of the
+	// run's own) bounds its tasks with RLIMIT_NPROC.
+	DataLimit  bool `json:"data_limit,omitempty"`
+	NprocLimit bool `json:"nproc_limit,omitempty"`
 
 	// View, for a loop role, replaces a card command's layers (view_linux.go).
 	View *viewConfig `json:"view,omitempty"`
 }
+
+// nprocHolds says RLIMIT_NPROC bounds a run's tasks here: no pids cgroup
+// does, and the run has a user namespace of its own, in which the
+// kernel counts its tasks apart (outside one it would count every
+// process of the user, and root is exempt).
+func (c *caps) nprocHolds() bool { return c.pids == nil && c.userns && c.namespaces }
 
 // caps is what Probe found, kept for the life of the process.
 type caps struct {
@@ -195,6 +206,9 @@ func doProbe() *caps {
 	if !have[FeatLandlock] && c.landlock {
 		c.landlock = false
 	}
+	if c.pids == nil && !c.nprocHolds() && why[FeatRlimitNproc] == "" {
+		why[FeatRlimitNproc] = "tasks are unbounded: no pids cgroup, and no user namespace of the run's own to count them in"
+	}
 	c.report = reportFor(have, why, c.report.Landlock)
 	if !c.landlock {
 		c.report.Landlock = 0
@@ -208,7 +222,7 @@ const probeTimeout = 10 * time.Second
 func runProbeHelper(userns bool, mem, pids *cgroupParent) (status, error) {
 	cfg := helperConfig{Probe: true, Namespaces: true, Tmp: "/tmp", Home: "/tmp/home", Landlock: true,
 		Binds: []bind{{Path: "/etc", RO: true}}, Masks: []mask{{Path: "/etc/passwd", Content: "probe\n"}},
-		Limits: Limits{}.withDefaults()}
+		Limits: Limits{}.withDefaults(), DataLimit: mem == nil, NprocLimit: pids == nil && userns}
 	attr := &syscall.SysProcAttr{Cloneflags: nsFlags, Pdeathsig: syscall.SIGKILL}
 	if userns {
 		addUserNS(attr)
@@ -223,7 +237,7 @@ func runProbeHelperNoNS(landlock bool) (status, error) {
 	}
 	defer sd.Remove()
 	tmp := sd.Path
-	cfg := helperConfig{Probe: true, Tmp: tmp, Home: tmp, Landlock: landlock, Limits: Limits{}.withDefaults()}
+	cfg := helperConfig{Probe: true, Tmp: tmp, Home: tmp, Landlock: landlock, Limits: Limits{}.withDefaults(), DataLimit: true}
 	return startHelper(cfg, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL})
 }
 
@@ -590,6 +604,7 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 		Namespaces: pr.caps.namespaces, Network: pr.policy.PrepareCmd || pr.policy.networked(), Tmp: pr.tmp, Home: pr.home,
 		Binds: pr.gitBinds, Masks: pr.masks, Hidden: pr.hidden, Shown: pr.shown, Writable: pr.writable, Readable: pr.readable,
 		Landlock: pr.caps.landlock, Limits: pr.policy.Limits, Cache: pr.cache,
+		DataLimit: pr.caps.mem == nil, NprocLimit: pr.caps.nprocHolds(),
 	}
 	for _, cg := range pr.cgroups {
 		cfg.Cgroups = append(cfg.Cgroups, cg.dir)

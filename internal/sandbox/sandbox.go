@@ -56,6 +56,8 @@ const (
 	FeatNoCaps          Feature = "no-capabilities"   // processes: an empty bounding set, even for uid 0
 	FeatSeccomp         Feature = "seccomp"           // processes: Docker's default denials and more, every syscall table
 	FeatRlimits         Feature = "rlimits"           // resources
+	FeatRlimitData      Feature = "rlimit-data"       // without a memory cgroup: RLIMIT_DATA bounds each process's memory
+	FeatRlimitNproc     Feature = "rlimit-nproc"      // without a pids cgroup, in the run's own user namespace: RLIMIT_NPROC bounds its tasks
 	FeatCgroupMem       Feature = "cgroup-memory"     // resources
 	FeatCgroupPids      Feature = "cgroup-pids"       // resources
 	FeatEnv             Feature = "env-allow-list"    // always: the tool's environment never reaches the command
@@ -148,7 +150,7 @@ func (r *Report) addFeatures(have map[Feature]bool, why map[Feature]string) {
 
 var allFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp,
 	FeatLandlock, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatNoCaps, FeatSeccomp, FeatRlimits,
-	FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0}
+	FeatRlimitData, FeatRlimitNproc, FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0}
 
 // Limits bound what one command may consume. Zero fields take the
 // defaults below.
