@@ -26,7 +26,8 @@ const loopStartUsage = `failpass loop start --branch BRANCH --reviewer SPEC --fi
     [--invocation FILE] [--decider SPEC] [--lenses LIST] [--cycles N]
     [--review-mode fresh_subagent|in_agent_override --override-authorization WHO]
     [--publish local_commit|update_pr --remote NAME --pr N --pr-head-ref REF --expected-old SHA]
-    [--record-key KEY] [--id ID] [--json] [--repo DIR]`
+    [--record-key KEY] [--id ID] [--json] [--repo DIR]
+    [--role-read PATH]... [--role-env NAME]... [--role-network]`
 
 type loopStartFlags struct {
 	branch, reviewer, fixer, base, card, allowedSigners, invocation, decider, lenses string
@@ -34,6 +35,8 @@ type loopStartFlags struct {
 	id, repo, baseURL, keyEnv                                                        string
 	allowUnsigned, json                                                              bool
 	cycles, pr                                                                       int
+	roleRead, roleEnv                                                                stringList
+	roleNetwork                                                                      bool
 }
 
 func runLoopStart(ctx context.Context, env *Env, args []string) (err error) {
@@ -64,6 +67,9 @@ func runLoopStart(ctx context.Context, env *Env, args []string) (err error) {
 	fs.StringVar(&f.keyEnv, "key-env", "", "`VAR` holding the openai/ API key (default OPENAI_API_KEY)")
 	fs.BoolVar(&f.json, "json", false, "print the terminal result as JSON")
 	sandboxFlag := fs.String("sandbox", "", "off: run validation uncontained (default: contained)")
+	fs.Var(&f.roleRead, "role-read", "a `PATH` the role programs may read (a model tool's credentials); repeatable")
+	fs.Var(&f.roleEnv, "role-env", "an environment variable `NAME` passed to the role programs; repeatable")
+	fs.BoolVar(&f.roleNetwork, "role-network", false, "give the role programs the host's network (a cmd: role that calls a model)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -105,6 +111,9 @@ func runLoopStart(ctx context.Context, env *Env, args []string) (err error) {
 	settings := &loop.Settings{Reviewer: f.reviewer, Fixer: f.fixer, Decider: f.decider, Card: absPath(f.card),
 		Remote: f.remote, BaseURL: f.baseURL, KeyEnv: f.keyEnv, WorkingDir: cwd, AllowUnsigned: f.allowUnsigned,
 		AllowedSigners: absPath(f.allowedSigners), NoSandbox: *sandboxFlag == "off", RecordKey: absPath(f.recordKey)}
+	if settings.Grants, err = roleGrants(f.roleRead, f.roleEnv, f.roleNetwork); err != nil {
+		return err
+	}
 	if f.lenses != "" {
 		if settings.Lenses, err = model.ParseLenses(f.lenses); err != nil {
 			return Errorf("--lenses: %v", err)
@@ -186,12 +195,46 @@ func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Set
 	return p, trust, err
 }
 
+// roleGrants checks what --role-read, --role-env and --role-network
+// grant the role programs.
+func roleGrants(read, names []string, network bool) (loop.Grants, error) {
+	g := loop.Grants{Network: network}
+	for _, p := range read {
+		abs, err := filepath.Abs(p)
+		if err != nil || p == "" {
+			return g, &UsageError{Msg: fmt.Sprintf("--role-read %q is not a path", p)}
+		}
+		g.Read = append(g.Read, abs)
+	}
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, "= \t") {
+			return g, &UsageError{Msg: fmt.Sprintf("--role-env %q is not a variable name", n)}
+		}
+		g.Env = append(g.Env, n)
+	}
+	return g, nil
+}
+
+// roleEnv is a role program's environment: run's minimal one, plus the
+// granted variables that are set.
+func roleEnv(getenv func(string) string, granted []string) []string {
+	env := run.MinimalEnv(getenv)
+	for _, n := range granted {
+		if v := getenv(n); v != "" {
+			env = append(env, n+"="+v)
+		}
+	}
+	return env
+}
+
 // loopConfig makes the adapters of the settings. A reviewer that cannot
 // be made is recorded, not fatal: the loop turns it into
 // blocked/missing_capability (or an in-agent override).
 func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolicy, trust sign.Trust) (loop.Config, error) {
-	opts := model.Options{BaseURL: st.BaseURL, KeyEnv: st.KeyEnv, Getenv: env.Getenv, Dir: st.WorkingDir}
-	cfg := loop.Config{ReviewerID: st.Reviewer, FixerID: st.Fixer, Lenses: st.Lenses, Card: cp, Remote: st.Remote, Log: env.Stderr}
+	opts := model.Options{BaseURL: st.BaseURL, KeyEnv: st.KeyEnv, Getenv: env.Getenv, Dir: st.WorkingDir,
+		Env: roleEnv(env.Getenv, st.Grants.Env)}
+	cfg := loop.Config{ReviewerID: st.Reviewer, FixerID: st.Fixer, Lenses: st.Lenses, Card: cp, Remote: st.Remote, Log: env.Stderr,
+		Grants: st.Grants}
 	if !st.NoSandbox {
 		// Validation runs contained, as the gate's commands do. It runs
 		// the fixer's code, so it reads the card's build cache (the one
@@ -262,6 +305,14 @@ func printOutcome(env *Env, out *loop.Outcome, asJSON bool) error {
 		if out.Persisted {
 			fmt.Fprintf(env.Stdout, "documents: %s\n", out.Dir)
 		}
+	}
+	// A missing layer is said where a person reads, not only in the log.
+	w := env.Stdout
+	if asJSON {
+		w = env.Stderr
+	}
+	for _, l := range out.Containment {
+		fmt.Fprintf(w, "MISSING LAYER: %s\n", l)
 	}
 	if out.Result.TerminalState != "converged" {
 		return Exit(ExitFail)

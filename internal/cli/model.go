@@ -20,6 +20,7 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/patch"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 const promptUsage = `failpass prompt --card FILE [--diff FILE | --candidate REV] [--stack FILE] [--repo DIR]`
@@ -144,8 +145,10 @@ func cardBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error
 }
 
 type draftFlags struct {
-	card, model, stack, out, repo, baseURL, keyEnv string
-	timeout                                        time.Duration
+	card, model, stack, out, repo, baseURL, keyEnv, sandbox string
+	timeout                                                 time.Duration
+	roleRead, roleEnv                                       stringList
+	roleNetwork                                             bool
 }
 
 // runDraft asks a model for a diff against a card, refuses a reply that is
@@ -162,6 +165,10 @@ func runDraft(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.baseURL, "base-url", "", "base `URL` of an openai/ endpoint (default $OPENAI_BASE_URL)")
 	fs.StringVar(&f.keyEnv, "key-env", "", "`VAR` holding the openai/ API key (default OPENAI_API_KEY)")
 	fs.DurationVar(&f.timeout, "timeout", model.DefaultTimeout, "bound on one model call, as a `DURATION` (90s, 5m)")
+	fs.Var(&f.roleRead, "role-read", "a `PATH` a cmd: model program may read (its credentials); repeatable")
+	fs.Var(&f.roleEnv, "role-env", "an environment variable `NAME` passed to a cmd: model program; repeatable")
+	fs.BoolVar(&f.roleNetwork, "role-network", false, "give a cmd: model program the host's network")
+	fs.StringVar(&f.sandbox, "sandbox", "", "off: run a cmd: model program uncontained (default: contained)")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -175,6 +182,12 @@ func runDraft(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{Msg: "--model is required", Hint: "--model cmd:./drafter or --model openai/MODEL"}
 	case f.timeout <= 0:
 		return &UsageError{Msg: "--timeout must be positive"}
+	case f.sandbox != "" && f.sandbox != "off":
+		return &UsageError{Msg: fmt.Sprintf("--sandbox=%s: the only value is off", f.sandbox)}
+	}
+	grants, err := roleGrants(f.roleRead, f.roleEnv, f.roleNetwork)
+	if err != nil {
+		return err
 	}
 	spec, err := model.ParseSpec(f.model)
 	if err != nil {
@@ -215,9 +228,20 @@ func runDraft(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	adapter, err := model.New(spec, model.Options{BaseURL: f.baseURL, KeyEnv: f.keyEnv, Timeout: f.timeout,
-		Getenv: env.Getenv, Dir: cwd})
+		Getenv: env.Getenv, Dir: cwd, Env: roleEnv(env.Getenv, grants.Env)})
 	if err != nil {
 		return err
+	}
+	if model.Local(adapter) && f.sandbox != "off" {
+		// The model command runs as a loop role does: contained, with
+		// nothing of the user's but what the flags grant.
+		if err := containable(); err != nil {
+			return err
+		}
+		adapter = model.Confined(adapter, model.Confinement{Sandbox: &sandbox.Policy{Readable: grants.Read,
+			Role: &sandbox.Role{Network: grants.Network}}})
+	} else if model.Local(adapter) {
+		fmt.Fprintln(env.Stderr, "failpass: warning: --sandbox=off: the model command runs uncontained, as you")
 	}
 	req := &model.DraftRequest{SchemaVersion: model.RequestSchemaVersion,
 		Prompt: model.BuildPrompt(model.PromptParts{Card: cardText, Stack: stack}), Card: cardText, Stack: stack}
@@ -314,6 +338,19 @@ func oneLine(s string) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// containable says whether a program can be contained here: Landlock or
+// a mount namespace (sandbox.Probe), else an error naming the fix.
+func containable() error {
+	r := sandbox.Probe()
+	for _, f := range r.Features {
+		if f == string(sandbox.FeatLandlock) || f == string(sandbox.FeatMountNS) {
+			return nil
+		}
+	}
+	return Errorf("the model command cannot be contained here: neither Landlock nor a mount namespace is available").
+		Hint("run it uncontained, knowing it then reaches everything you can, with --sandbox=off")
 }
 
 // joinRule is a refusal reason as draft prints it: "rule: reason".

@@ -8,7 +8,6 @@ import (
 
 	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/model"
-	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -75,22 +74,24 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	req := &model.FixRequest{SchemaVersion: model.RequestSchemaVersion, InvocationID: e.inv.InvocationID, Cycle: seq,
 		HeadSHA: head, ComparisonBaseSHA: e.cp.ComparisonBase.SHA, Findings: accepted, ValidationFailures: failures,
 		ChangeContract: jsonOf(e.inv.ChangeContract), Budget: e.fixBudget()}
-	// The fixer runs where the repository and the user's checkouts are
-	// read-only and only its worktree (and that worktree's own git admin
-	// folder) is writable: writes elsewhere fail instead of landing. Where
-	// no such view can be built it runs without one, and the before/after
-	// capture below is what catches a write outside.
-	ro, err := e.protectedPaths()
+	// The fixer runs contained as a card command is (rolePolicy): it
+	// writes its worktree's files and its own private git repository
+	// (roleGit: the candidate's history alone), reads nothing of the
+	// user's but what the loop's settings grant, and has no network
+	// unless granted. Where no containment can be built it runs without,
+	// and the before/after capture below is what catches a write outside.
+	_, dropGit, err := e.roleGit(w, head)
 	if err != nil {
 		return attemptOutcome{}, err
 	}
-	view := &sandbox.View{ReadOnly: ro, Writable: []string{w.Dir, w.GitDir()}}
+	defer dropGit()
+	view := e.rolePolicy(true, e.hist.objects())
 	if e.cfg.unconfinedFixer {
 		view = nil
 	}
 	fixer, done, ierr := e.confine(e.cfg.Fixer, "fixer", view)
 	if ierr != nil {
-		e.logf("attempt %d: no read-only view for the fixer (%v); writes outside are detected, not prevented", seq, ierr)
+		e.logf("attempt %d: MISSING LAYER: the fixer runs uncontained (%v); writes outside are detected, not prevented", seq, ierr)
 	}
 	// What the fixer left is read by failpass alone (attemptTree), never
 	// by git through the worktree's git folder, which the fixer could

@@ -84,25 +84,10 @@ func (p *CardPolicy) Outside(path string) string {
 	return p.Scope.Outside(path)
 }
 
-// Check applies the card's budget, with the gate's rules (budget.harness
-// included), to the cumulative change from the card's base to the
-// worktree dir.
-func (p *CardPolicy) Check(ctx context.Context, repo *gitx.Repo, dir string) (*budget.Finding, error) {
-	cs, err := gitpatch.Actual(ctx, repo, dir, p.Card.BaseSHA)
-	if err != nil {
-		return nil, err
-	}
-	inputs, err := gate.HarnessInputs(ctx, repo, p.Card.BaseSHA, p.Card, cs.Paths())
-	if err != nil {
-		return nil, err
-	}
-	s := p.Scope
-	s.Harness = inputs
-	return s.Check(cs), nil
-}
-
-// CheckTree is Check for a tree failpass built (attemptTree): the change
-// from the card's base to tree, read by git from objects alone.
+// CheckTree applies the card's budget, with the gate's rules
+// (budget.harness included), to the cumulative change from the card's
+// base to tree: a tree failpass built (attemptTree), read by git from
+// objects alone, never from a worktree a role wrote.
 func (p *CardPolicy) CheckTree(ctx context.Context, repo *gitx.Repo, tree string) (*budget.Finding, error) {
 	cs, err := gitpatch.ActualTree(ctx, repo, p.Card.BaseSHA, tree)
 	if err != nil {

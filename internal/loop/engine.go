@@ -60,6 +60,9 @@ type Config struct {
 	// hook is a test seam: called at named points; a non-nil error stops
 	// the engine on the spot, as kill -9 would, without another write.
 	hook func(point string) error
+	// Grants are what the loop's settings grant the role programs
+	// beyond their sandbox (docs/loop.md, "What the roles can reach").
+	Grants Grants
 	// unconfinedFixer is a test seam: run the fixer without its read-only
 	// view, to exercise the detection of writes outside the worktree.
 	unconfinedFixer bool
@@ -76,6 +79,10 @@ type Outcome struct {
 	JSON      []byte
 	Persisted bool
 	Dir       string // the loop's folder
+	// Containment says, one line per role, each sandbox layer its
+	// program ran without (and why), or that it ran uncontained: what
+	// the human summary prints, not only the log.
+	Containment []string
 }
 
 // InterruptedError is a loop stopped by a signal before it returned.
@@ -128,6 +135,11 @@ type engine struct {
 	lastPassSeq    int
 	// roles are the records of the role processes running now.
 	roles roleRecords
+	// hist is the candidate's history the roles see (rolegit.go), made
+	// at the first role's run.
+	hist *history
+	// containment is Outcome.Containment, one line per role at most.
+	containment []string
 }
 
 func (e *engine) logf(format string, args ...any) {
@@ -328,6 +340,7 @@ func (e *engine) save(phase, next string) error {
 
 // run is the loop proper, from resolve to return.
 func (e *engine) run() (*Outcome, error) {
+	defer func() { e.hist.close() }()
 	s := e.loop()
 	if e.ctx.Err() != nil && !errors.Is(s, errCrash) {
 		// SIGINT or SIGTERM: whatever failed on the way out failed because

@@ -44,7 +44,7 @@ func (e *engine) finish(s *stop, persist bool) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	return &Outcome{Result: tr, JSON: data, Persisted: persist, Dir: e.store.Dir}, nil
+	return &Outcome{Result: tr, JSON: data, Persisted: persist, Dir: e.store.Dir, Containment: e.containment}, nil
 }
 
 // rereadBaseAtReturn rereads the base before returning: a moved base is

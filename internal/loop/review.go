@@ -3,13 +3,10 @@ package loop
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/model"
-	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -125,18 +122,18 @@ func (e *engine) review() (*model.ReviewResult, error) {
 		return nil, err
 	}
 	defer w.Remove(e.ctx)
-	ro, err := e.protectedPaths()
+	// The reviewer runs contained as a card command is (rolePolicy),
+	// with a private repository of the candidate's history (roleGit):
+	// nothing from earlier passes (the loop's documents and logs, the
+	// attempt refs), no other branch and nothing of the user's reaches
+	// it. Its snapshot is a throwaway checkout; any write to it is found
+	// below and voids the pass.
+	_, dropGit, err := e.roleGit(w, p.Candidate.HeadSHA)
 	if err != nil {
 		return nil, err
 	}
-	view := &sandbox.View{Overlay: w.Dir, ReadOnly: ro}
-	// Nothing from earlier passes: the loop's documents and logs, and the
-	// attempt refs (earlier fixes), are covered by an empty folder.
-	for _, h := range []string{e.repo.StateDir("loops"), filepath.Join(e.repo.CommonDir, "refs", "failpass")} {
-		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
-			view.Hidden = append(view.Hidden, h)
-		}
-	}
+	defer dropGit()
+	view := e.rolePolicy(false, e.hist.objects())
 	before, err := captureState(e.ctx, e.repo, w.Dir)
 	if err != nil {
 		return nil, err
@@ -161,7 +158,6 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	}
 	res, rerr := model.Review(e.ctx, a, p, w.Dir, e.cfg.Lenses)
 	done()
-	written := view.Result().Written
 	after, err := captureState(e.ctx, e.repo, w.Dir)
 	if err != nil {
 		return nil, err
@@ -172,9 +168,6 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	}
 	change := compareStates(before, after, e.branchRef, e.attemptPrefix)
 	rec.ObservedRefChanges = change.otherRefs
-	for _, f := range written {
-		rec.MutationAttempts = append(rec.MutationAttempts, "wrote "+f+" in the read-only snapshot")
-	}
 	if string(snapBefore) != string(snapAfter) {
 		rec.MutationAttempts = append(rec.MutationAttempts, "changed the snapshot's files")
 	}
@@ -221,24 +214,6 @@ func (e *engine) review() (*model.ReviewResult, error) {
 		return nil, err
 	}
 	return res, nil
-}
-
-// protectedPaths are what role processes see read-only: the git common
-// dir and every checkout of the repository that is not failpass's own.
-func (e *engine) protectedPaths() ([]string, error) {
-	wts, err := listWorktrees(e.ctx, e.repo)
-	if err != nil {
-		return nil, err
-	}
-	ro := []string{e.repo.CommonDir}
-	for _, wt := range wts {
-		if !strings.HasPrefix(wt.path, e.repo.StateDir("worktrees")+"/") {
-			if _, err := os.Stat(wt.path); err == nil {
-				ro = append(ro, wt.path)
-			}
-		}
-	}
-	return ro, nil
 }
 
 // decide fills rec's finding dispositions, with the built-in policy or the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,28 +64,90 @@ func (e *engine) reapRoles() {
 	}
 }
 
-// confine returns a, to be called once for role: run in view v (nil:
-// none) with its process group recorded while it runs, and done, which
-// forgets the record once the call returned. The error (errNoIsolation)
-// says v cannot be made here; a (with its group still recorded) may then
-// run without it, if the caller so decides.
-func (e *engine) confine(a model.Adapter, role string, v *sandbox.View) (model.Adapter, func(), error) {
+// Grants are what the loop's settings grant every role program beyond
+// its sandbox: folders or files to read (a model tool's credentials),
+// environment variables passed from failpass's own environment, and the
+// network. Nothing is granted by default.
+type Grants struct {
+	Read    []string `json:"read,omitempty"`    // absolute paths
+	Env     []string `json:"env,omitempty"`     // variable names
+	Network bool     `json:"network,omitempty"` // the host's network
+}
+
+// rolePolicy is the sandbox a role's program runs in (sandbox.Policy
+// with Role set): what a card command may read (system and toolchain
+// folders), its working folder and its private git repository (written
+// by a fixer alone), the grants, a private HOME and TMPDIR, no network
+// unless granted.
+func (e *engine) rolePolicy(gitWritable bool, extraRead ...string) *sandbox.Policy {
+	read := append(append([]string(nil), e.cfg.Grants.Read...), extraRead...)
+	return &sandbox.Policy{Readable: read, Role: &sandbox.Role{GitWritable: gitWritable, Network: e.cfg.Grants.Network}}
+}
+
+// confine returns a, to be called once for role: its program contained
+// by p (nil: none) with its process group recorded while it runs, and
+// done, which forgets the record once the call returned. The error
+// (errNoIsolation) says no file system containment can be made here; a
+// (with its group still recorded) may then run without it, if the
+// caller so decides.
+func (e *engine) confine(a model.Adapter, role string, p *sandbox.Policy) (model.Adapter, func(), error) {
 	c := model.Confinement{Started: func(pgid int) { e.recordRole(role, pgid) }}
 	var verr error
-	if v != nil && model.Local(a) {
-		switch rep, err := sandbox.ViewSupport(); {
+	if p != nil && model.Local(a) {
+		rep := sandbox.Probe()
+		switch {
 		case e.cfg.noMounts:
 			verr = fmt.Errorf("%w: (test) no private view", errNoIsolation)
-		case err != nil:
-			verr = fmt.Errorf("%w: %v", errNoIsolation, err)
+		case !slices.Contains(rep.Features, string(sandbox.FeatLandlock)) && !slices.Contains(rep.Features, string(sandbox.FeatMountNS)):
+			verr = fmt.Errorf("%w: neither Landlock nor a mount namespace: %v", errNoIsolation, rep.Why)
 		default:
-			if m := rep.MissingText(); m != "" {
-				e.logf("%s: contained by %s, without %s", role, strings.Join(rep.Features, ", "), m)
+			missing := slices.Clone(rep.Missing)
+			if p.Role != nil && p.Role.Network {
+				missing = slices.DeleteFunc(missing, func(l string) bool { return l == string(sandbox.Network) })
 			}
-			c.View = v
+			if len(missing) > 0 {
+				line := fmt.Sprintf("%s: contained without the %s layer(s): %s", role, strings.Join(missing, ", "), missingWhy(rep))
+				e.logf("%s", line)
+				e.noteContainment(role, line)
+			}
+			c.Sandbox = p
+		}
+		if verr != nil {
+			e.noteContainment(role, fmt.Sprintf("%s: no containment: %v", role, verr))
 		}
 	}
 	return model.Confined(a, c), e.forgetRoles, verr
+}
+
+// noteContainment keeps line for the human summary, once per role.
+func (e *engine) noteContainment(role, line string) {
+	for _, l := range e.containment {
+		if strings.HasPrefix(l, role+":") {
+			return
+		}
+	}
+	e.containment = append(e.containment, line)
+}
+
+// missingWhy says briefly why the report's features are missing: each
+// distinct reason once, with the features it stands for.
+func missingWhy(r sandbox.Report) string {
+	by := map[string][]string{}
+	var reasons []string
+	for f, why := range r.Why {
+		if _, ok := by[why]; !ok {
+			reasons = append(reasons, why)
+		}
+		by[why] = append(by[why], f)
+	}
+	slices.Sort(reasons)
+	var out []string
+	for _, why := range reasons {
+		fs := by[why]
+		slices.Sort(fs)
+		out = append(out, strings.Join(fs, ", ")+": "+why)
+	}
+	return strings.Join(out, "; ")
 }
 
 // recordRole writes the record of a role process group that just started.

@@ -3,10 +3,12 @@ package loop
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/failpass/failpass/internal/sandbox/sandboxtest"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -166,5 +168,133 @@ func TestAttemptTreeReadsFilesAlone(t *testing.T) {
 	}
 	if ch, err := at.Changed(ctx); err != nil || !ch {
 		t.Fatalf("Changed = %v, %v", ch, err)
+	}
+}
+
+// TestRolesReachNothingButTheirAttempt: a hostile fixer and reviewer try
+// to read the user's keys, the card and allowed_signers, a token in
+// failpass's environment, another branch (a "future fix"), an
+// unreachable object, the loop's documents and the user's repository;
+// and to write allowed_signers, the user's git config and checkout. The
+// fixer records what it got in a file of its attempt, which is
+// committed: nothing of it may be there. Its forbidden attempts fail,
+// its fix lands, and the loop converges; the reviewer's fail too (its
+// own exit would say otherwise). The fixer also commits in its own
+// private repository, which changes nothing of the user's.
+func TestRolesReachNothingButTheirAttempt(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	home := os.Getenv("HOME")
+	writeFile(t, filepath.Join(home, ".ssh", "id_ed25519"), "PRIVATE-KEY\n", 0o600)
+	writeFile(t, filepath.Join(home, ".gitconfig"), "[user]\n\tname = T\n", 0o644)
+	secrets := t.TempDir()
+	card := filepath.Join(secrets, "card.yml")
+	signers := filepath.Join(secrets, "allowed_signers")
+	writeFile(t, card, "CARD-SECRET\n", 0o644)
+	writeFile(t, signers, "SIGNERS-SECRET\n", 0o644)
+	t.Setenv("FAILPASS_TEST_TOKEN", "TOKEN-SECRET")
+	// A future fix on another branch, and an object nothing reaches.
+	git(t, s.dir, "checkout", "-q", "-b", "future")
+	writeFile(t, filepath.Join(s.dir, "app.txt"), "FUTURE-FIX\n", 0o644)
+	git(t, s.dir, "commit", "-q", "-am", "future fix")
+	git(t, s.dir, "checkout", "-q", "cand")
+	cmd := exec.Command("git", "hash-object", "-w", "--stdin")
+	cmd.Dir, cmd.Stdin = s.dir, strings.NewReader("UNREACHABLE-SECRET\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unreachable := strings.TrimSpace(string(out))
+	probe := `{
+echo "key: $(cat '` + home + `/.ssh/id_ed25519' 2>&1)"
+echo "card: $(cat '` + card + `' 2>&1)"
+echo "signers: $(cat '` + signers + `' 2>&1)"
+echo "env: $(env | grep -v '^PWD=' 2>&1)"
+echo "log-all: $(git log --all --format=%s 2>&1)"
+echo "future: $(git show future:app.txt 2>&1)"
+echo "unreachable: $(git cat-file -p ` + unreachable + ` 2>&1)"
+echo "refs: $(git for-each-ref 2>&1)"
+echo "loops: $(ls '` + s.dir + `/.git/failpass/loops' 2>&1)"
+echo "repo: $(cat '` + s.dir + `/.git/config' 2>&1)"
+}`
+	writes := `echo pwned >> '` + signers + `' 2>/dev/null
+echo pwned >> '` + home + `/.gitconfig' 2>/dev/null
+echo pwned >> '` + s.dir + `/other.txt' 2>/dev/null
+echo pwned >> '` + card + `' 2>/dev/null
+`
+	// The reviewer exits 7 (no review: the loop blocks) if it reached
+	// any of it.
+	s.script("reviewer", reviewerPrelude+probe+` | grep -q 'PRIVATE-KEY\|CARD-SECRET\|SIGNERS-SECRET\|TOKEN-SECRET\|FUTURE-FIX\|UNREACHABLE-SECRET\|refs/heads/future\|refs/failpass\|loops: hostile\|\[core\]' && exit 7
+`+writes+strings.TrimPrefix(bugReviewer, reviewerPrelude))
+	s.script("fixer", `cat >/dev/null
+sed -i 's/BUG1/ok/' app.txt
+`+probe+` > probe.txt
+`+writes+`git add -A >/dev/null 2>&1 && git -c user.name=f -c user.email=f@f commit -qm wip >/dev/null 2>&1
+exit 0
+`)
+	res := s.start(s.invocation("hostile-roles", 3), s.config("reviewer", "fixer"))
+	want(t, res, "converged", "")
+	got := s.fileAt("cand", "probe.txt")
+	t.Logf("what the fixer reached:\n%s", got)
+	for _, secret := range []string{"PRIVATE-KEY", "CARD-SECRET", "SIGNERS-SECRET", "TOKEN-SECRET", "FUTURE-FIX",
+		"future fix", "UNREACHABLE-SECRET", "refs/heads/future", "refs/heads/main", "refs/failpass", "hostile-roles", "[core]"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the fixer reached %q", secret)
+		}
+	}
+	if !strings.Contains(got, "log-all: candidate\nbase") {
+		t.Errorf("the fixer's history is not the candidate's:\n%s", got)
+	}
+	for p, want := range map[string]string{signers: "SIGNERS-SECRET\n", card: "CARD-SECRET\n",
+		filepath.Join(home, ".gitconfig"): "[user]\n\tname = T\n", filepath.Join(s.dir, "other.txt"): "other\n"} {
+		if b, _ := os.ReadFile(p); string(b) != want {
+			t.Errorf("a role wrote %s: %q", p, b)
+		}
+	}
+	if s.fileAt("cand", "app.txt") != "hello ok" || s.commitsSinceHead() != 1 {
+		t.Errorf("the fix did not land as one commit")
+	}
+	// Where namespaces are denied, the outcome names the missing layers
+	// for the human summary.
+	if os.Getenv(sandboxtest.DenyEnv) == "1" {
+		if len(res.Containment) == 0 || !strings.Contains(strings.Join(res.Containment, "\n"), "network") {
+			t.Errorf("the missing layers are not named: %q", res.Containment)
+		}
+	}
+	t.Logf("containment: %q", res.Containment)
+}
+
+// The same where user namespaces are denied: Landlock alone holds the
+// roles (this test's folders are then outside any private /tmp).
+func TestRolesReachNothingLandlockOnly(t *testing.T) {
+	if os.Getenv(sandboxtest.DenyEnv) == "1" {
+		t.Skip("the child itself")
+	}
+	sandboxtest.RunDenied(t, "^(TestRolesReachNothingButTheirAttempt|TestHostileFixerGitFolderNeverRuns)$")
+}
+
+// TestRoleGrantsRead: a path the loop's settings grant is readable to
+// the roles (a model tool's credentials); the rest stays out of reach.
+func TestRoleGrantsRead(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	dir := t.TempDir()
+	creds, other := filepath.Join(dir, "creds"), filepath.Join(dir, "other")
+	writeFile(t, creds, "GRANTED\n", 0o600)
+	writeFile(t, other, "NOT-GRANTED\n", 0o600)
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", `cat >/dev/null
+sed -i 's/BUG1/ok/' app.txt
+cat '`+creds+`' > creds.txt 2>&1
+cat '`+other+`' > other-read.txt 2>&1
+exit 0
+`)
+	cfg := s.config("reviewer", "fixer")
+	cfg.Grants = Grants{Read: []string{creds}}
+	out := s.start(s.invocation("grants", 3), cfg)
+	want(t, out, "converged", "")
+	if got := s.fileAt("cand", "creds.txt"); got != "GRANTED" {
+		t.Errorf("the granted file read %q", got)
+	}
+	if got := s.fileAt("cand", "other-read.txt"); strings.Contains(got, "NOT-GRANTED") {
+		t.Errorf("a file beside the granted one was readable: %q", got)
 	}
 }

@@ -145,20 +145,23 @@ result clean ""
 }
 
 func TestReviewerCannotWriteTheRepository(t *testing.T) {
-	// The user's checkout and the git dir are read-only to the reviewer:
-	// the write fails and is reported by the reviewer's own exit.
+	// The user's checkout and the git dir are out of the reviewer's
+	// reach: the write fails (or lands in the sandbox's private /tmp,
+	// where this test's repository lives), the repository cannot even be
+	// read, and the reviewer's exit says how far it got.
 	s := newScen(t, "hello world\n")
 	// (Role programs get a minimal environment: the path is written in.)
-	s.script("reviewer", reviewerPrelude+`echo x > '`+s.dir+`/app.txt' || exit 3
-git -C '`+s.dir+`' update-ref refs/heads/cand HEAD~1 || exit 4
-result clean ""
+	s.script("reviewer", reviewerPrelude+`echo x > '`+s.dir+`/app.txt'
+git -C '`+s.dir+`' update-ref refs/heads/cand HEAD~1 && exit 3
+cat '`+s.dir+`/.git/HEAD' && exit 3
+exit 4
 `)
 	s.script("fixer", "exit 1\n")
 	cfg := s.config("reviewer", "fixer")
 	out := s.start(s.invocation("rofs", 3), cfg)
 	want(t, out, "blocked", "missing_capability")
-	if !strings.Contains(out.Result.OperatorAction, "exit 3") {
-		t.Fatalf("the reviewer's write did not fail: %s", out.Result.OperatorAction)
+	if !strings.Contains(out.Result.OperatorAction, "exit 4") {
+		t.Fatalf("the reviewer reached the repository: %s", out.Result.OperatorAction)
 	}
 	if got, _ := os.ReadFile(filepath.Join(s.dir, "app.txt")); string(got) != "hello world\n" || s.branchHead() != s.head {
 		t.Fatalf("the repository was written: %q", got)
@@ -168,8 +171,9 @@ result clean ""
 func TestUnattributedRefAdvanceConverges(t *testing.T) {
 	s := newScen(t, "hello world\n")
 	marker := filepath.Join(t.TempDir(), "reviewing")
-	s.script("reviewer", reviewerPrelude+`touch `+marker+`
-i=0; while [ -e `+marker+` ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+	// The reviewer sees nothing of this test's folders: the ref moves
+	// while its process (its command line holds the marker) runs.
+	s.script("reviewer", reviewerPrelude+`sh -c 'sleep 1.5' `+marker+`
 result clean ""
 `)
 	s.script("fixer", "exit 1\n")
@@ -177,9 +181,8 @@ result clean ""
 	go func() {
 		defer close(done)
 		for i := 0; i < 400; i++ {
-			if _, err := os.Stat(marker); err == nil {
+			if len(running(marker)) > 0 {
 				git(t, s.dir, "update-ref", "refs/heads/elsewhere", s.base)
-				os.Remove(marker)
 				return
 			}
 			time.Sleep(25 * time.Millisecond)
@@ -429,12 +432,18 @@ budget: {max_files: 5, max_changed_lines: 50}
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The trees are the test's own (the loop builds its from what the
+	// fixer left, attemptTree).
+	tree := func() string {
+		git(t, s.dir, "add", "-A")
+		return git(t, s.dir, "write-tree")
+	}
 	writeFile(t, filepath.Join(s.dir, "app.txt"), "hello ok\n", 0o644)
-	if f, err := pol.Check(context.Background(), s.repo, s.dir); err != nil || f != nil {
+	if f, err := pol.CheckTree(context.Background(), s.repo, tree()); err != nil || f != nil {
 		t.Fatalf("Check(library edit) = %+v, %v, want nil", f, err)
 	}
 	writeFile(t, filepath.Join(s.dir, "unittest.py"), "import sys\nsys.exit(0)\n", 0o644)
-	f, err := pol.Check(context.Background(), s.repo, s.dir)
+	f, err := pol.CheckTree(context.Background(), s.repo, tree())
 	if err != nil || f == nil || f.Rule != "budget.harness" || f.Path != "unittest.py" {
 		t.Fatalf("Check(unittest.py added) = %+v, %v, want budget.harness on unittest.py", f, err)
 	}

@@ -73,8 +73,10 @@ echo tampered >> '`+s.dir+`/other.txt'
 func TestFixerChangesRepositoryConfig(t *testing.T) {
 	s := newScen(t, "hello BUG1\n")
 	s.script("reviewer", bugReviewer)
+	// (Its worktree's own git folder is a private repository: the
+	// user's config is named.)
 	s.script("fixer", `sed -i 's/BUG1/ok/' app.txt
-git config core.hooksPath /tmp/evil
+git -C '`+s.dir+`' config core.hooksPath /tmp/evil
 `)
 	cfg := s.config("reviewer", "fixer")
 	cfg.unconfinedFixer = true

@@ -229,6 +229,9 @@ type Settings struct {
 	AllowedSigners string `json:"allowed_signers,omitempty"`
 	// NoSandbox: --sandbox=off, validation runs uncontained.
 	NoSandbox bool `json:"no_sandbox,omitempty"`
+	// Grants are what the role programs may reach beyond their sandbox
+	// (--role-read, --role-env, --role-network).
+	Grants Grants `json:"grants,omitzero"`
 }
 
 // SaveSettings writes the settings file.

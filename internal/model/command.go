@@ -26,7 +26,14 @@ type commandAdapter struct {
 // roles: in a private view of the file system, its process group told
 // to the caller as soon as it runs.
 type Confinement struct {
-	View    *sandbox.View  // nil: no view
+	View *sandbox.View // nil: no view
+	// Sandbox, when set (and View is not), runs the program contained as
+	// a card command is (sandbox.Policy with its Role set): it reads the
+	// system's and toolchains' folders, its working folder and what the
+	// policy grants, writes its working folder (and, for a fixer, that
+	// folder's private git repository), has a private HOME and TMPDIR,
+	// and no network unless granted. The program itself is made readable.
+	Sandbox *sandbox.Policy
 	Started func(pgid int) // nil: not told
 }
 
@@ -85,6 +92,26 @@ func (c *commandAdapter) Call(ctx context.Context, role Role, request []byte, wo
 	if err != nil {
 		return nil, err
 	}
+	program, err := filepath.Abs(c.program)
+	if err != nil {
+		return nil, err
+	}
+	var policy *sandbox.Policy
+	if c.conf.Sandbox != nil && c.conf.View == nil {
+		p := *c.conf.Sandbox
+		p.Readable = append(append([]string(nil), p.Readable...), program)
+		policy = &p
+		if workdir == "" {
+			// The sandbox confines a command to a git worktree; a role
+			// without one gets an empty repository folder of its own.
+			if err := os.MkdirAll(filepath.Join(root, ".git", "objects"), 0o700); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(filepath.Join(root, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o600); err != nil {
+				return nil, err
+			}
+		}
+	}
 	env := append(append([]string(nil), c.baseEnv()...), "FAILPASS_ROLE="+string(role))
 	spec := "cmd:" + c.program
 	// stderr goes to a scratch log, so a failing program's last words can
@@ -96,13 +123,14 @@ func (c *commandAdapter) Call(ctx context.Context, role Role, request []byte, wo
 	defer logDir.Remove()
 	logPath := filepath.Join(logDir.Path, "stderr")
 	out, res, err := run.Capture(ctx, run.Spec{
-		Argv:    []string{c.program},
+		Argv:    []string{program},
 		Root:    root,
 		Env:     env,
 		Timeout: c.opts.Timeout,
 		Log:     logPath,
 		MaxLog:  maxStderr,
 		View:    c.conf.View,
+		Sandbox: policy,
 		Started: c.conf.Started,
 	}, request, c.opts.MaxReply)
 	var lim *run.OutputLimitError

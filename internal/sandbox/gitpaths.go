@@ -72,9 +72,11 @@ func findGitPaths(root string) (gitPaths, error) {
 // the common dir) read-write again, then root/.git read-only (inside
 // the writable worktree), parents before children.
 func gitBinds(g gitPaths, writable []string) []bind {
-	bs := []bind{{Path: g.commonDir, RO: true}}
+	// A git folder the command may write (a loop fixer's private
+	// repository) is bound read-write.
+	bs := []bind{{Path: g.commonDir, RO: !slices.Contains(writable, g.commonDir)}}
 	if !within(g.commonDir, g.gitDir) {
-		bs = append(bs, bind{Path: g.gitDir, RO: true})
+		bs = append(bs, bind{Path: g.gitDir, RO: !slices.Contains(writable, g.gitDir)})
 	}
 	for _, w := range writable {
 		for _, ro := range []string{g.commonDir, g.gitDir} {

@@ -189,7 +189,26 @@ func (h *helper) applyProcess() *Error {
 		l.run(FeatUTSNS, "set hostname", func() error { return unix.Sethostname([]byte("failpass-sandbox")) })
 	}
 	l.run(FeatRlimits, "rlimits", func() error { return setRlimits(c.Limits) })
+	// Without cgroups: RLIMIT_DATA (not RLIMIT_AS, which Go's and V8's
+	// address space reservations trip over) bounds what each process
+	// allocates, and in the run's own user namespace RLIMIT_NPROC bounds
+	// its tasks.
+	if c.DataLimit {
+		l.run(FeatRlimitData, "rlimit data", func() error { return lowerRlimit(unix.RLIMIT_DATA, uint64(c.Limits.Memory)) })
+	}
+	if c.NprocLimit {
+		l.run(FeatRlimitNproc, "rlimit nproc", func() error { return lowerRlimit(unix.RLIMIT_NPROC, uint64(c.Limits.Pids)) })
+	}
 	return l.err
+}
+
+// lowerRlimit sets resource res to v, or leaves it lower.
+func lowerRlimit(res int, v uint64) error {
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(res, &old); err == nil && old.Max < v {
+		v = old.Max
+	}
+	return syscall.Setrlimit(res, &syscall.Rlimit{Cur: v, Max: v})
 }
 
 // applyFiles sets up what the command sees of the file system: a private

@@ -54,10 +54,21 @@ type helperConfig struct {
 	Cache      *cacheMount `json:"cache,omitempty"` // a candidate's view of the card's build cache
 	Cgroups    []string    `json:"cgroups"`
 	Limits     Limits      `json:"limits"`
+	// DataLimit (no memory cgroup) bounds each process's data with
+	// RLIMIT_DATA; NprocLimit (no pids cgroup, in a user namespace of the
+	// run's own) bounds its tasks with RLIMIT_NPROC.
+	DataLimit  bool `json:"data_limit,omitempty"`
+	NprocLimit bool `json:"nproc_limit,omitempty"`
 
 	// View, for a loop role, replaces a card command's layers (view_linux.go).
 	View *viewConfig `json:"view,omitempty"`
 }
+
+// nprocHolds says RLIMIT_NPROC bounds a run's tasks here: no pids cgroup
+// does, and the run has a user namespace of its own, in which the
+// kernel counts its tasks apart (outside one it would count every
+// process of the user, and root is exempt).
+func (c *caps) nprocHolds() bool { return c.pids == nil && c.userns && c.namespaces }
 
 // caps is what Probe found, kept for the life of the process.
 type caps struct {
@@ -208,6 +219,9 @@ func doProbe() *caps {
 	if !have[FeatLandlock] && c.landlock {
 		c.landlock = false
 	}
+	if c.pids == nil && !c.nprocHolds() && why[FeatRlimitNproc] == "" {
+		why[FeatRlimitNproc] = "tasks are unbounded: no pids cgroup, and no user namespace of the run's own to count them in"
+	}
 	c.report = reportFor(have, why, c.report.Landlock)
 	if !c.landlock {
 		c.report.Landlock = 0
@@ -227,7 +241,7 @@ var errHelperTimeout = errors.New("the probe helper did not answer in time")
 func runProbeHelper(userns bool, mem, pids *cgroupParent) (status, error) {
 	cfg := helperConfig{Probe: true, Namespaces: true, Tmp: "/tmp", Home: "/tmp/home", Landlock: true,
 		Binds: []bind{{Path: "/etc", RO: true}}, Masks: []mask{{Path: "/etc/passwd", Content: "probe\n"}},
-		Limits: Limits{}.withDefaults()}
+		Limits: Limits{}.withDefaults(), DataLimit: mem == nil, NprocLimit: pids == nil && userns}
 	attr := &syscall.SysProcAttr{Cloneflags: nsFlags, Pdeathsig: syscall.SIGKILL}
 	if userns {
 		addUserNS(attr)
@@ -242,7 +256,7 @@ func runProbeHelperNoNS(landlock bool) (status, error) {
 	}
 	defer sd.Remove()
 	tmp := sd.Path
-	cfg := helperConfig{Probe: true, Tmp: tmp, Home: tmp, Landlock: landlock, Limits: Limits{}.withDefaults()}
+	cfg := helperConfig{Probe: true, Tmp: tmp, Home: tmp, Landlock: landlock, Limits: Limits{}.withDefaults(), DataLimit: true}
 	return startHelper(cfg, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL})
 }
 
@@ -380,8 +394,10 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	if err != nil {
 		return nil, err
 	}
-	if pr.git, err = SnapshotGit(gp.gitDir, gp.commonDir); err != nil {
-		return nil, err
+	if p.Role == nil {
+		if pr.git, err = SnapshotGit(gp.gitDir, gp.commonDir); err != nil {
+			return nil, err
+		}
 	}
 
 	if c.namespaces {
@@ -464,6 +480,9 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	}
 
 	pr.writable = []string{realRoot}
+	if p.Role != nil && p.Role.GitWritable {
+		pr.writable = append(pr.writable, gp.gitDir)
+	}
 	if pr.policy.CacheDir != "" {
 		pr.writable = append(pr.writable, pr.policy.CacheDir)
 	}
@@ -482,7 +501,7 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 		// bind neither does the mount namespace.
 		pr.readable = append(pr.readable, pr.policy.Deps)
 	}
-	if p.PrepareCmd {
+	if p.PrepareCmd || p.networked() {
 		pr.Report = withoutNetwork(pr.Report)
 	}
 	pr.readable = append(pr.readable, systemReadable...)
@@ -631,8 +650,8 @@ func (pr *Prepared) Launch(c Command) (*Launch, error) {
 	if pr.view != nil {
 		l = pr.caps.launchView()
 	}
-	if pr.policy.PrepareCmd {
-		l.Cloneflags &^= syscall.CLONE_NEWNET // the network is what the prepare command is for
+	if pr.policy.PrepareCmd || pr.policy.networked() {
+		l.Cloneflags &^= syscall.CLONE_NEWNET // the network is what the prepare command (or a granted role) is for
 	}
 	l.ExtraFiles = []*os.File{pr.statusW, pr.config}
 	return l, nil
@@ -645,9 +664,10 @@ func (pr *Prepared) helperConfig(c Command) helperConfig {
 	}
 	cfg := helperConfig{
 		Path: c.Path, Argv: c.Argv, Dir: c.Dir, Env: pr.Env,
-		Namespaces: pr.caps.namespaces, Network: pr.policy.PrepareCmd, Tmp: pr.tmp, Home: pr.home,
+		Namespaces: pr.caps.namespaces, Network: pr.policy.PrepareCmd || pr.policy.networked(), Tmp: pr.tmp, Home: pr.home,
 		Binds: pr.gitBinds, Masks: pr.masks, Hidden: pr.hidden, Shown: pr.shown, Writable: pr.writable, Readable: pr.readable,
 		Landlock: pr.caps.landlock, Limits: pr.policy.Limits, Cache: pr.cache,
+		DataLimit: pr.caps.mem == nil, NprocLimit: pr.caps.nprocHolds(),
 	}
 	for _, cg := range pr.cgroups {
 		cfg.Cgroups = append(cfg.Cgroups, cg.dir)

@@ -130,6 +130,8 @@ const (
 	FeatNoCaps          Feature = "no-capabilities"   // processes: an empty bounding set, even for uid 0
 	FeatSeccomp         Feature = "seccomp"           // processes: Docker's default denials and more, every syscall table
 	FeatRlimits         Feature = "rlimits"           // resources
+	FeatRlimitData      Feature = "rlimit-data"       // without a memory cgroup: RLIMIT_DATA bounds each process's memory
+	FeatRlimitNproc     Feature = "rlimit-nproc"      // without a pids cgroup, in the run's own user namespace: RLIMIT_NPROC bounds its tasks
 	FeatCgroupMem       Feature = "cgroup-memory"     // resources
 	FeatCgroupPids      Feature = "cgroup-pids"       // resources
 	FeatEnv             Feature = "env-allow-list"    // always: the tool's environment never reaches the command
@@ -222,7 +224,7 @@ func (r *Report) addFeatures(have map[Feature]bool, why map[Feature]string) {
 
 var allFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp,
 	FeatLandlock, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatNoCaps, FeatSeccomp, FeatRlimits,
-	FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0}
+	FeatRlimitData, FeatRlimitNproc, FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0}
 
 // Limits bound what one command may consume. Zero fields take the
 // defaults below.
@@ -311,6 +313,25 @@ type Policy struct {
 	Secret []string
 	// Limits bound the command's resources.
 	Limits Limits
+	// Role says the command is a loop role's program (reviewer, fixer,
+	// decider) or draft's model command, not a card's: the worktree's
+	// git folder is a private, throwaway repository of its own (RoleGit),
+	// never the user's, and nothing of it is checked afterwards.
+	Role *Role
+}
+
+// networked says the policy keeps the host's network for a role.
+func (p *Policy) networked() bool { return p.Role != nil && p.Role.Network }
+
+// Role is what a role's program is granted beyond a card command's
+// sandbox (see docs/loop.md, "What the roles can reach").
+type Role struct {
+	// GitWritable lets the program write the worktree's git folder (the
+	// fixer's private repository: it may commit there).
+	GitWritable bool
+	// Network keeps the host's network (no network namespace): a role
+	// that calls a model itself, granted by the loop's settings.
+	Network bool
 }
 
 // Error is a layer that should have been applied and was not: the helper

@@ -632,7 +632,7 @@ func TestUnprivileged(t *testing.T) {
 	home := filepath.Join(dir, "home")
 	os.Mkdir(home, 0o777)
 	os.Chmod(home, 0o777) // past the umask: nobody makes its temp folders here
-	cmd := exec.Command(bin, "-test.run", "^(TestUnprivileged|TestProbeReportsEveryLayer|TestExitCodeAndOutput|TestSetsidChildDoesNotSurvive|TestToolEnvironmentInvisible|TestWritesConfined|TestGitReadOnly|TestSeccompDeniesInsideTheSandbox|TestSeccompInView)$", "-test.v")
+	cmd := exec.Command(bin, "-test.run", "^(TestUnprivileged|TestProbeReportsEveryLayer|TestExitCodeAndOutput|TestSetsidChildDoesNotSurvive|TestToolEnvironmentInvisible|TestWritesConfined|TestGitReadOnly|TestSeccompDeniesInsideTheSandbox|TestSeccompInView|TestRlimitsWithoutCgroups)$", "-test.v")
 	cmd.Dir = home
 	cmd.Env = []string{"FAILPASS_SANDBOX_UNPRIVILEGED=1", "HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "TMPDIR=" + home}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

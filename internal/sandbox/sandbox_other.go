@@ -50,8 +50,10 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 		return nil, err
 	}
 	pr := &Prepared{Report: Probe()}
-	if pr.git, err = SnapshotGit(gp.gitDir, gp.commonDir); err != nil {
-		return nil, err
+	if p.Role == nil {
+		if pr.git, err = SnapshotGit(gp.gitDir, gp.commonDir); err != nil {
+			return nil, err
+		}
 	}
 	if pr.scratch, err = scratch.New("sandbox"); err != nil {
 		return nil, fmt.Errorf("sandbox: private temp folder: %w", err)

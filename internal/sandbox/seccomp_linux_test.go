@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -242,6 +243,46 @@ func TestSeccompInView(t *testing.T) {
 	for _, c := range seccompCalls {
 		if want := fmt.Sprintf("%s: %d\n", c.name, int(c.errno)); !strings.Contains(out, want) {
 			t.Errorf("in a view %s did not fail with %v:\n%s", c.name, c.errno, out)
+		}
+	}
+}
+
+// Without cgroups the run's memory and tasks are still bounded where the
+// kernel allows: RLIMIT_DATA per process, and RLIMIT_NPROC in the run's
+// own user namespace; the report says which mechanism held.
+func TestRlimitsWithoutCgroups(t *testing.T) {
+	_, wt := testRepo(t, map[string]string{"a.txt": "a\n"})
+	r := contained(t, wt, nil, nil, 30*time.Second, "sh", "-c", "grep -E 'Max (data size|processes)' /proc/self/limits")
+	if !r.Started || r.Exit != 0 {
+		t.Fatalf("exit %d: %s", r.Exit, r.Log)
+	}
+	t.Logf("%s features %v", strings.TrimSpace(r.Log), r.Report.Features)
+	has := func(f Feature) bool { return slices.Contains(r.Report.Features, string(f)) }
+	switch {
+	case has(FeatRlimitData):
+		if !regexp.MustCompile(fmt.Sprintf(`Max data size +%d +%d `, DefaultMemory, DefaultMemory)).MatchString(r.Log) {
+			t.Errorf("rlimit-data reported, but: %s", r.Log)
+		}
+		// An allocation past the bound fails.
+		if _, err := os.Stat("/usr/bin/python3"); err == nil {
+			big := contained(t, wt, nil, nil, 30*time.Second, "/usr/bin/python3", "-c", "b = bytearray(1536 << 20); print('allocated')")
+			if big.Exit == 0 || strings.Contains(big.Log, "allocated") {
+				t.Errorf("1.5 GiB allocated under RLIMIT_DATA: %s", big.Log)
+			}
+		}
+	case has(FeatCgroupMem):
+	default:
+		t.Errorf("memory is bounded by nothing: %v", r.Report)
+	}
+	switch {
+	case has(FeatRlimitNproc):
+		if !regexp.MustCompile(fmt.Sprintf(`Max processes +%d +%d `, DefaultPids, DefaultPids)).MatchString(r.Log) {
+			t.Errorf("rlimit-nproc reported, but: %s", r.Log)
+		}
+	case has(FeatCgroupPids):
+	default:
+		if r.Report.Why[string(FeatRlimitNproc)] == "" {
+			t.Errorf("tasks are unbounded and the report does not say why: %v", r.Report)
 		}
 	}
 }

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package main
+
+// undumpable has no equivalent off Linux.
+func undumpable() {}
