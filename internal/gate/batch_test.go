@@ -181,8 +181,10 @@ func TestBatchSameAsAlone(t *testing.T) {
 		if err := b.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if created, reused, _ := b.Pool().Stats(); created > int64(jobs) || reused == 0 {
-			t.Errorf("jobs=%d: pool created %d worktrees, reused %d: want at most %d created and reuse", jobs, created, reused, jobs)
+		// The six candidates that reach a worktree each get one no
+		// earlier candidate touched (Pool.Spoil).
+		if created, reused, _ := b.Pool().Stats(); created != 6 || reused != 0 {
+			t.Errorf("jobs=%d: pool created %d worktrees, reused %d: want one new worktree for each of 6 candidates", jobs, created, reused)
 		}
 	}
 	assertNoWorktrees(t, repo)
@@ -243,8 +245,46 @@ func TestPoolPlantedStateDoesNotSurvive(t *testing.T) {
 			t.Fatalf("honest candidate after a planter in the same worktree: %s %s", v.Failed(), v.Reason)
 		}
 	}
-	if created, reused, _ := b.Pool().Stats(); created != 1 || reused < 3 {
-		t.Errorf("pool created %d, reused %d: want 1 worktree reused", created, reused)
+	// Every candidate gets a tree no earlier candidate touched: the base
+	// side's worktree is the candidate's own, and a candidate's is never
+	// lent again.
+	if created, _, _ := b.Pool().Stats(); created != 4 {
+		t.Errorf("pool created %d worktrees for 4 candidates: want one each", created)
+	}
+}
+
+// TestPoolSpoiledNotLent: a worktree a candidate's diff was applied to is
+// never lent again: a folder mode (or an extended attribute) a candidate
+// set on a tracked folder, which a reset leaves, never reaches the next
+// candidate. The new worktree takes the same path.
+func TestPoolSpoiledNotLent(t *testing.T) {
+	repo, base := newRepo(t)
+	p := NewPool(repo, 1)
+	defer p.Close(context.Background())
+	wt, err := p.Get(context.Background(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Spoil(wt)
+	dir := wt.Dir
+	if err := os.Chmod(filepath.Join(wt.Dir, "src"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p.Put(wt)
+	wt2, err := p.Get(context.Background(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Put(wt2)
+	fi, err := os.Stat(filepath.Join(wt2.Dir, "src"))
+	if wt2 == wt || err != nil || fi.Mode().Perm() == 0o700 {
+		t.Errorf("after a spoiled worktree: lent %p (was %p), src %v, %v; want a new worktree", wt2, wt, fi.Mode(), err)
+	}
+	if wt2.Dir != dir {
+		t.Errorf("new worktree at %s, want the freed slot %s", wt2.Dir, dir)
+	}
+	if created, reused, _ := p.Stats(); created != 2 || reused != 0 {
+		t.Errorf("pool created %d, reused %d; want 2, 0", created, reused)
 	}
 }
 

@@ -841,6 +841,9 @@ func (g *gateRun) leaveCandidate() {
 // patch.invariant, patch.held_out, patch.canary.
 func (g *gateRun) patchedRules(ctx context.Context) error {
 	wt, c := g.wt, g.o.Card
+	if g.batch != nil && g.batch.pool != nil {
+		g.batch.pool.Spoil(wt) // no later candidate gets this tree
+	}
 	g.freshSession() // its helper starts while the diff is applied and checked
 	// diff.actual's index of the base, made while git applies the diff.
 	var (

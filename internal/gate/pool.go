@@ -41,6 +41,9 @@ type pooled struct {
 	// them, before any command ran in the worktree.
 	admin map[string][]byte
 	used  bool
+	// spoiled says a candidate's code ran in it: it is removed when
+	// returned, never lent again (Spoil).
+	spoiled bool
 }
 
 // adminKeep are the per-worktree admin entries git needs; anything else
@@ -107,7 +110,7 @@ func (p *Pool) Put(wt *worktree.Worktree) {
 		return
 	}
 	pw.used = true
-	if len(p.idle) >= p.max {
+	if pw.spoiled || len(p.idle) >= p.max {
 		delete(p.all, wt)
 		p.mu.Unlock()
 		wt.Remove(context.Background())
@@ -115,6 +118,22 @@ func (p *Pool) Put(wt *worktree.Worktree) {
 		return
 	}
 	p.idle = append(p.idle, pw)
+}
+
+// Spoil marks a lent worktree as one a candidate's diff was applied to
+// (and its code may have run in): Put removes it instead of keeping it
+// for the next candidate. A reset puts back content and removes what was
+// added, but not what a candidate can leave on the files and folders it
+// was given (an extended attribute, a folder's mode, an access time):
+// one candidate's tree must never be the next one's. The next Get makes
+// a new worktree, in the slot this one leaves free (the same path, which
+// go's build cache keys on).
+func (p *Pool) Spoil(wt *worktree.Worktree) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pw := p.all[wt]; pw != nil {
+		pw.spoiled = true
+	}
 }
 
 // Keep takes a lent worktree out of the pool for good and marks it kept
