@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -157,13 +158,20 @@ func (w *Worktree) populate(ctx context.Context, commit string) error {
 			return err
 		}
 	}
-	// The repository's folder of trees may have gone with the last
-	// tree a concurrent run removed.
-	if err := os.MkdirAll(filepath.Dir(w.Dir), 0o755); err != nil {
-		return err
-	}
-	if err := os.Mkdir(w.Dir, 0o755); err != nil {
-		return err
+	// The repository's folder of trees may go with the last tree a
+	// concurrent run removes, even between making it and making the tree
+	// in it: make both again until the tree's folder stands.
+	for try := 0; ; try++ {
+		if err := os.MkdirAll(filepath.Dir(w.Dir), 0o755); err != nil {
+			return err
+		}
+		err := os.Mkdir(w.Dir, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) || try == 100 {
+			return err
+		}
 	}
 	if err := os.WriteFile(filepath.Join(w.Dir, ".git"), []byte("gitdir: "+w.gitDir+"\n"), 0o644); err != nil {
 		return err
