@@ -141,7 +141,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	cfg, err := loopConfig(env, repo, settings, req.Card, trust)
+	cfg, err := loopConfig(ctx, env, repo, settings, req.Card, trust)
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func roleEnv(getenv func(string) string, granted []string) []string {
 // loopConfig makes the adapters of the settings. A reviewer that cannot
 // be made is recorded, not fatal: the loop turns it into
 // blocked/missing_capability (or an in-agent override).
-func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolicy, trust sign.Trust) (loop.Config, error) {
+func loopConfig(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolicy, trust sign.Trust) (loop.Config, error) {
 	opts := model.Options{BaseURL: st.BaseURL, KeyEnv: st.KeyEnv, Getenv: env.Getenv, Dir: st.WorkingDir,
 		Env: roleEnv(env.Getenv, st.Grants.Env)}
 	cfg := loop.Config{ReviewerID: st.Reviewer, FixerID: st.Fixer, Lenses: st.Lenses, Card: cp, Remote: st.Remote, Log: env.Stderr,
@@ -243,8 +243,8 @@ func loopConfig(env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolic
 		// Without a card it has a private cold cache.
 		cfg.Sandbox = &sandbox.Policy{}
 		if cp != nil {
-			cfg.Sandbox.CacheDir = gate.BuildCacheDir(repo, cp.Card, cp.Card.BaseSHA, gate.DefaultEnv(env.Getenv))
-			if cp.Card.Prepare != nil && cp.Card.BaseSHA != "" {
+			cfg.Sandbox.CacheDir = gate.BuildCacheDir(repo, cp.Card, loopCardBase(ctx, repo, cp), gate.DefaultEnv(env.Getenv))
+			if cp.Card.Prepare != nil && loopCardBase(ctx, repo, cp) != "" {
 				// What the card's prepare command fetched (loopPrepare),
 				// read-only.
 				cfg.Sandbox.Deps = sandbox.DepsDir(cfg.Sandbox.CacheDir)
@@ -354,7 +354,7 @@ func runLoopResume(ctx context.Context, env *Env, args []string) (err error) {
 			return err
 		}
 	}
-	cfg, err := loopConfig(env, repo, st, cp, trust)
+	cfg, err := loopConfig(ctx, env, repo, st, cp, trust)
 	if err != nil {
 		return err
 	}
@@ -473,20 +473,49 @@ func writeJSONLine(env *Env, v any) error {
 	return err
 }
 
+// loopCardBase is the commit the card's base names here (base_sha, else
+// base_ref resolved, as the gate resolves it), so the loop reads the same
+// build cache as the gate's runs of the card; "" without a card or when
+// it names no commit here.
+func loopCardBase(ctx context.Context, repo *gitx.Repo, cp *loop.CardPolicy) string {
+	if cp == nil {
+		return ""
+	}
+	if cp.Card.BaseSHA != "" {
+		return cp.Card.BaseSHA
+	}
+	base, err := gate.ResolveBase(ctx, repo, cp.Card)
+	if err != nil {
+		return ""
+	}
+	return base
+}
+
 // loopPrepare runs the card's prepare command before the loop validates
 // anything, as the gate does before its base runs (gate.RunPrepare: once
 // per build cache key, mostly a marker check): the validation runs read
 // what it fetched. Uncontained (--sandbox=off) it runs once per loop
-// command in the user's environment.
+// command in the user's environment. Then it warms the card's build
+// cache from its base (gate.WarmCache, once per cache).
 func loopPrepare(ctx context.Context, env *Env, repo *gitx.Repo, cfg loop.Config, cp *loop.CardPolicy) error {
-	if cp == nil || cp.Card.Prepare == nil || cp.Card.BaseSHA == "" {
+	base := loopCardBase(ctx, repo, cp)
+	if base == "" {
 		return nil
 	}
 	logDir, err := gate.NewLogDir(repo)
 	if err != nil {
 		return err
 	}
-	_, err = gate.RunPrepare(ctx, gate.PrepareOptions{Repo: repo, Card: cp.Card, Base: cp.Card.BaseSHA,
-		Env: gate.DefaultEnv(env.Getenv), Policy: cfg.Sandbox, LogDir: logDir})
+	o := gate.PrepareOptions{Repo: repo, Card: cp.Card, Base: base,
+		Env: gate.DefaultEnv(env.Getenv), Policy: cfg.Sandbox, LogDir: logDir}
+	if _, err := gate.RunPrepare(ctx, o); err != nil {
+		return err
+	}
+	// The validations run candidate code, which never fills the card's
+	// build cache: the card's base fills it once, as the gate's does.
+	o.Starting = func(step string) {
+		fmt.Fprintf(env.Stderr, "loop: %s on the card's base, once, to fill its build cache\n", step)
+	}
+	_, err = gate.WarmCache(ctx, o)
 	return err
 }
