@@ -234,9 +234,12 @@ func (e *engine) decide(res *model.ReviewResult, rec *contract.ReviewRecord) err
 		}
 		files := set(tracked)
 		if e.cfg.Decider != nil {
-			// The decider sees no files (an empty folder of its own); its
-			// process group is recorded like the other roles'.
-			decider, done, _ := e.confine(e.cfg.Decider, "decider", nil)
+			// The decider sees no files of the repository (an empty folder
+			// of its own), contained as the other roles are where the
+			// machine allows (it only reads findings: without containment
+			// it runs as before); its process group is recorded like
+			// theirs.
+			decider, done, _ := e.confine(e.cfg.Decider, "decider", e.rolePolicy(false))
 			ds, err := model.Decide(e.ctx, decider, &model.DecideRequest{SchemaVersion: model.RequestSchemaVersion,
 				Findings: res.Findings, ChangeContract: jsonOf(e.inv.ChangeContract), Budget: e.fixBudget()})
 			done()

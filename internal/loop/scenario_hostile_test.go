@@ -269,7 +269,7 @@ func TestRolesReachNothingLandlockOnly(t *testing.T) {
 	if os.Getenv(sandboxtest.DenyEnv) == "1" {
 		t.Skip("the child itself")
 	}
-	sandboxtest.RunDenied(t, "^(TestRolesReachNothingButTheirAttempt|TestHostileFixerGitFolderNeverRuns)$")
+	sandboxtest.RunDenied(t, "^(TestRolesReachNothingButTheirAttempt|TestHostileFixerGitFolderNeverRuns|TestDeciderContained)$")
 }
 
 // TestRoleGrantsRead: a path the loop's settings grant is readable to
@@ -296,5 +296,29 @@ exit 0
 	}
 	if got := s.fileAt("cand", "other-read.txt"); strings.Contains(got, "NOT-GRANTED") {
 		t.Errorf("a file beside the granted one was readable: %q", got)
+	}
+}
+
+// TestDeciderContained: a decider that reaches the user's repository or
+// a file beside it refuses to decide (the loop would block); contained,
+// it cannot, and the loop converges.
+func TestDeciderContained(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	secret := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, secret, "S\n", 0o600)
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", fixFirstBug)
+	s.script("decider", `cat >/dev/null
+cat '`+secret+`' >/dev/null 2>&1 && exit 9
+cat '`+s.dir+`/.git/HEAD' >/dev/null 2>&1 && exit 9
+echo x >> '`+secret+`' 2>/dev/null
+printf '{"dispositions":[{"finding_id":"f-bug1","disposition":"accepted","rationale":"the decider says so"}]}'
+`)
+	cfg := s.config("reviewer", "fixer")
+	cfg.Decider = s.adapter("cmd:decider")
+	out := s.start(s.invocation("decider-contained", 3), cfg)
+	want(t, out, "converged", "")
+	if b, _ := os.ReadFile(secret); string(b) != "S\n" {
+		t.Fatalf("the decider wrote %q", b)
 	}
 }
