@@ -2,11 +2,14 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/failpass/failpass/internal/sandbox/sandboxtest"
 	"github.com/failpass/failpass/internal/worktree"
@@ -320,5 +323,33 @@ printf '{"dispositions":[{"finding_id":"f-bug1","disposition":"accepted","ration
 	want(t, out, "converged", "")
 	if b, _ := os.ReadFile(secret); string(b) != "S\n" {
 		t.Fatalf("the decider wrote %q", b)
+	}
+}
+
+// A fifo where git reads ignore rules fails the attempt's tree at once
+// rather than hang failpass's check-ignore.
+func TestAttemptTreeRefusesAFifoGitignore(t *testing.T) {
+	s := newScen(t, "hello there\n")
+	ctx := context.Background()
+	w, err := worktree.Add(ctx, s.repo, s.head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Remove(ctx)
+	writeFile(t, filepath.Join(w.Dir, "sub", "new.txt"), "new\n", 0o644)
+	if err := syscall.Mkfifo(filepath.Join(w.Dir, "sub", ".gitignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at, err := newAttemptTree(ctx, s.repo, w, s.head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Close()
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	_, err = at.Build(tctx)
+	var fe *fileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("Build = %v, want a fileError", err)
 	}
 }
