@@ -138,10 +138,6 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	snapBefore, err := w.Git(e.ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
-	if err != nil {
-		return nil, err
-	}
 	a, done, ierr := e.confine(reviewer, "reviewer", view)
 	if ierr != nil {
 		// The reviewer never runs: no real read-only view, no review.
@@ -162,14 +158,19 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	snapAfter, err := w.Git(e.ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
-	if err != nil {
-		return nil, err
-	}
 	change := compareStates(before, after, e.branchRef, e.attemptPrefix)
 	rec.ObservedRefChanges = change.otherRefs
-	if string(snapBefore) != string(snapAfter) {
-		rec.MutationAttempts = append(rec.MutationAttempts, "changed the snapshot's files")
+	// What the reviewer wrote in its snapshot, found by failpass's own
+	// reading of it (stat against the checkout it made), never by git
+	// run there: a fifo the reviewer left where git reads ignore rules
+	// would hang a git status.
+	if written, err := snapshotWrites(w, p.Candidate.HeadSHA); err != nil {
+		return nil, err
+	} else if len(written) > 0 {
+		if len(written) > 5 {
+			written = append(written[:5], "...")
+		}
+		rec.MutationAttempts = append(rec.MutationAttempts, "changed the snapshot's files: "+strings.Join(written, ", "))
 	}
 	rec.MutationAttempts = append(rec.MutationAttempts, change.tree...)
 	if len(change.candidate) > 0 {
@@ -214,6 +215,27 @@ func (e *engine) review() (*model.ReviewResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// snapshotWrites lists the paths a reviewer changed in its snapshot w of
+// head (worktree.Changed: by stat, and content where the checkout was
+// racy), its .git file aside (failpass rewrote it). Where the file
+// system's times are too coarse to tell, every file that is not as head
+// has it is found by reading it (attemptTree's reading, which runs no
+// git in the snapshot either).
+func snapshotWrites(w *worktree.Worktree, head string) ([]string, error) {
+	now, err := w.Snapshot()
+	if err != nil {
+		return []string{"the snapshot (unreadable: " + err.Error() + ")"}, nil
+	}
+	paths, ok, err := w.Changed(head, now)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return paths, nil
+	}
+	return nil, errors.New("the reviewer's snapshot cannot be compared: file times too coarse")
 }
 
 // decide fills rec's finding dispositions, with the built-in policy or the

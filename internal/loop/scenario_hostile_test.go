@@ -353,3 +353,25 @@ func TestAttemptTreeRefusesAFifoGitignore(t *testing.T) {
 		t.Fatalf("Build = %v, want a fileError", err)
 	}
 }
+
+// A reviewer that leaves a fifo where git reads ignore rules in its
+// snapshot voids its pass; failpass never runs git there, so nothing
+// hangs on it.
+func TestReviewerFifoInSnapshot(t *testing.T) {
+	s := newScen(t, "hello world\n")
+	s.script("reviewer", reviewerPrelude+`mkfifo .gitignore sub.fifo 2>/dev/null
+result clean ""
+`)
+	s.script("fixer", "exit 1\n")
+	done := make(chan *Outcome, 1)
+	go func() { done <- s.start(s.invocation("fifo", 3), s.config("reviewer", "fixer")) }()
+	select {
+	case out := <-done:
+		want(t, out, "blocked", "reviewer_integrity_failure")
+		if rec := out.Result.ReviewRecords[0]; !strings.Contains(strings.Join(rec.MutationAttempts, " "), ".gitignore") {
+			t.Fatalf("the write is not named: %+v", rec.MutationAttempts)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the loop hangs on the reviewer's fifo")
+	}
+}
