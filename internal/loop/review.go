@@ -138,10 +138,6 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	snapBefore, err := w.Git(e.ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
-	if err != nil {
-		return nil, err
-	}
 	a, done, ierr := e.confine(reviewer, "reviewer", view)
 	if ierr != nil {
 		// The reviewer never runs: no real read-only view, no review.
@@ -162,14 +158,19 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	snapAfter, err := w.Git(e.ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
-	if err != nil {
-		return nil, err
-	}
 	change := compareStates(before, after, e.branchRef, e.attemptPrefix)
 	rec.ObservedRefChanges = change.otherRefs
-	if string(snapBefore) != string(snapAfter) {
-		rec.MutationAttempts = append(rec.MutationAttempts, "changed the snapshot's files")
+	// What the reviewer wrote in its snapshot, found by failpass's own
+	// reading of it (stat against the checkout it made), never by git
+	// run there: a fifo the reviewer left where git reads ignore rules
+	// would hang a git status.
+	if written, err := snapshotWrites(w, p.Candidate.HeadSHA); err != nil {
+		return nil, err
+	} else if len(written) > 0 {
+		if len(written) > 5 {
+			written = append(written[:5], "...")
+		}
+		rec.MutationAttempts = append(rec.MutationAttempts, "changed the snapshot's files: "+strings.Join(written, ", "))
 	}
 	rec.MutationAttempts = append(rec.MutationAttempts, change.tree...)
 	if len(change.candidate) > 0 {
@@ -216,6 +217,27 @@ func (e *engine) review() (*model.ReviewResult, error) {
 	return res, nil
 }
 
+// snapshotWrites lists the paths a reviewer changed in its snapshot w of
+// head (worktree.Changed: by stat, and content where the checkout was
+// racy), its .git file aside (failpass rewrote it). Where the file
+// system's times are too coarse to tell, every file that is not as head
+// has it is found by reading it (attemptTree's reading, which runs no
+// git in the snapshot either).
+func snapshotWrites(w *worktree.Worktree, head string) ([]string, error) {
+	now, err := w.Snapshot()
+	if err != nil {
+		return []string{"the snapshot (unreadable: " + err.Error() + ")"}, nil
+	}
+	paths, ok, err := w.Changed(head, now)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return paths, nil
+	}
+	return nil, errors.New("the reviewer's snapshot cannot be compared: file times too coarse")
+}
+
 // decide fills rec's finding dispositions, with the built-in policy or the
 // external decider, and remembers the pass for the early stops.
 func (e *engine) decide(res *model.ReviewResult, rec *contract.ReviewRecord) error {
@@ -234,9 +256,12 @@ func (e *engine) decide(res *model.ReviewResult, rec *contract.ReviewRecord) err
 		}
 		files := set(tracked)
 		if e.cfg.Decider != nil {
-			// The decider sees no files (an empty folder of its own); its
-			// process group is recorded like the other roles'.
-			decider, done, _ := e.confine(e.cfg.Decider, "decider", nil)
+			// The decider sees no files of the repository (an empty folder
+			// of its own), contained as the other roles are where the
+			// machine allows (it only reads findings: without containment
+			// it runs as before); its process group is recorded like
+			// theirs.
+			decider, done, _ := e.confine(e.cfg.Decider, "decider", e.rolePolicy(false))
 			ds, err := model.Decide(e.ctx, decider, &model.DecideRequest{SchemaVersion: model.RequestSchemaVersion,
 				Findings: res.Findings, ChangeContract: jsonOf(e.inv.ChangeContract), Budget: e.fixBudget()})
 			done()

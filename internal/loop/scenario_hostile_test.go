@@ -2,11 +2,14 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/failpass/failpass/internal/sandbox/sandboxtest"
 	"github.com/failpass/failpass/internal/worktree"
@@ -269,7 +272,7 @@ func TestRolesReachNothingLandlockOnly(t *testing.T) {
 	if os.Getenv(sandboxtest.DenyEnv) == "1" {
 		t.Skip("the child itself")
 	}
-	sandboxtest.RunDenied(t, "^(TestRolesReachNothingButTheirAttempt|TestHostileFixerGitFolderNeverRuns)$")
+	sandboxtest.RunDenied(t, "^(TestRolesReachNothingButTheirAttempt|TestHostileFixerGitFolderNeverRuns|TestDeciderContained)$")
 }
 
 // TestRoleGrantsRead: a path the loop's settings grant is readable to
@@ -296,5 +299,79 @@ exit 0
 	}
 	if got := s.fileAt("cand", "other-read.txt"); strings.Contains(got, "NOT-GRANTED") {
 		t.Errorf("a file beside the granted one was readable: %q", got)
+	}
+}
+
+// TestDeciderContained: a decider that reaches the user's repository or
+// a file beside it refuses to decide (the loop would block); contained,
+// it cannot, and the loop converges.
+func TestDeciderContained(t *testing.T) {
+	s := newScen(t, "hello BUG1\n")
+	secret := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, secret, "S\n", 0o600)
+	s.script("reviewer", bugReviewer)
+	s.script("fixer", fixFirstBug)
+	s.script("decider", `cat >/dev/null
+cat '`+secret+`' >/dev/null 2>&1 && exit 9
+cat '`+s.dir+`/.git/HEAD' >/dev/null 2>&1 && exit 9
+echo x >> '`+secret+`' 2>/dev/null
+printf '{"dispositions":[{"finding_id":"f-bug1","disposition":"accepted","rationale":"the decider says so"}]}'
+`)
+	cfg := s.config("reviewer", "fixer")
+	cfg.Decider = s.adapter("cmd:decider")
+	out := s.start(s.invocation("decider-contained", 3), cfg)
+	want(t, out, "converged", "")
+	if b, _ := os.ReadFile(secret); string(b) != "S\n" {
+		t.Fatalf("the decider wrote %q", b)
+	}
+}
+
+// A fifo where git reads ignore rules fails the attempt's tree at once
+// rather than hang failpass's check-ignore.
+func TestAttemptTreeRefusesAFifoGitignore(t *testing.T) {
+	s := newScen(t, "hello there\n")
+	ctx := context.Background()
+	w, err := worktree.Add(ctx, s.repo, s.head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Remove(ctx)
+	writeFile(t, filepath.Join(w.Dir, "sub", "new.txt"), "new\n", 0o644)
+	if err := syscall.Mkfifo(filepath.Join(w.Dir, "sub", ".gitignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at, err := newAttemptTree(ctx, s.repo, w, s.head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Close()
+	tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	_, err = at.Build(tctx)
+	var fe *fileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("Build = %v, want a fileError", err)
+	}
+}
+
+// A reviewer that leaves a fifo where git reads ignore rules in its
+// snapshot voids its pass; failpass never runs git there, so nothing
+// hangs on it.
+func TestReviewerFifoInSnapshot(t *testing.T) {
+	s := newScen(t, "hello world\n")
+	s.script("reviewer", reviewerPrelude+`mkfifo .gitignore sub.fifo 2>/dev/null
+result clean ""
+`)
+	s.script("fixer", "exit 1\n")
+	done := make(chan *Outcome, 1)
+	go func() { done <- s.start(s.invocation("fifo", 3), s.config("reviewer", "fixer")) }()
+	select {
+	case out := <-done:
+		want(t, out, "blocked", "reviewer_integrity_failure")
+		if rec := out.Result.ReviewRecords[0]; !strings.Contains(strings.Join(rec.MutationAttempts, " "), ".gitignore") {
+			t.Fatalf("the write is not named: %+v", rec.MutationAttempts)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the loop hangs on the reviewer's fifo")
 	}
 }

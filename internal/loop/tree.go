@@ -189,6 +189,10 @@ func (t *attemptTree) Build(ctx context.Context) (string, error) {
 			if err := copyOut(root, rel, cp); err != nil {
 				return "", &fileError{err}
 			}
+		case isRuleFile(rel):
+			// A fifo where git reads ignore rules would hang check-ignore
+			// (git opens it and waits for a writer): the attempt fails.
+			return "", &fileError{fmt.Errorf("%s is neither a regular file nor a symlink", rel)}
 		default:
 			// A fifo, socket or device: git add refuses it too, and it
 			// holds no content to commit. A folder (Changed lists none)
@@ -388,6 +392,13 @@ func (t *attemptTree) checkFilters(ctx context.Context, p *gitx.Private, paths [
 		}
 	}
 	return nil
+}
+
+// isRuleFile says git reads rules from a file at p (.gitignore,
+// .gitattributes), in any case.
+func isRuleFile(p string) bool {
+	b := path.Base(p)
+	return strings.EqualFold(b, ".gitignore") || strings.EqualFold(b, ".gitattributes")
 }
 
 // inGitFolder says a path has a `.git` component (in any case).
