@@ -87,10 +87,7 @@ type Verdict struct {
 	Sandbox    sandbox.Report `json:"sandbox"`
 	Steps      []Step         `json:"steps"`
 	HeldOut    string         `json:"held_out,omitempty"` // HeldOutRan, HeldOutSkipped, HeldOutNotGiven (see heldout.go)
-	// RunOrder lists the patched rules whose commands ran, in the order
-	// they ran: the canary's place among them is drawn at random.
-	RunOrder []string `json:"run_order,omitempty"`
-	Cached   bool     `json:"cached,omitempty"`
+	Cached     bool           `json:"cached,omitempty"`
 	// BaseCached says the base side came from the cache (a batch's
 	// earlier run) rather than running for this verdict.
 	BaseCached bool `json:"base_cached,omitempty"`
@@ -101,6 +98,10 @@ type Verdict struct {
 	Unsigned   bool     `json:"unsigned,omitempty"`
 	Signers    []string `json:"signers,omitempty"`
 	DurationMS int64    `json:"duration_ms"`
+	// RunOrder lists the patched rules whose commands ran, in the order
+	// they ran: the canary's place among them is drawn at random. Last,
+	// so the fields before it read as they did before it existed.
+	RunOrder []string `json:"run_order,omitempty"`
 
 	// Changes is the static change set (the budget's, modes resolved
 	// from the base), nil when the gate stopped before diff.path held; a
