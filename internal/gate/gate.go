@@ -299,6 +299,9 @@ type gateRun struct {
 	// diff's application left it: every write of its decoy or canary
 	// gives it back (setOracle).
 	oracleTime time.Time
+	// dirTimes are the patched tree's folders' times as the first
+	// patched run found them (worktree.Retime).
+	dirTimes map[string]int64
 	// secretChecked, secretDir and secretWhy are heldOutSecret's answer.
 	secretChecked        bool
 	secretDir, secretWhy string
@@ -983,7 +986,16 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		}
 		first = false
 		g.v.RunOrder = append(g.v.RunOrder, rule)
-		return g.setOracle(content)
+		if err := g.setOracle(content); err != nil {
+			return err
+		}
+		// The tree's times as the first run found them: no access time
+		// says a file was read by an earlier run, no folder's time that
+		// an earlier run wrote in it.
+		if g.dirTimes == nil {
+			g.dirTimes = map[string]int64{}
+		}
+		return g.wt.Retime(g.patched, g.dirTimes)
 	}
 	for _, rule := range order {
 		switch rule {
