@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -256,7 +257,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	o := gate.Options{
 		Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: name, Base: base, CardDigest: digest,
 		Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: gateSandbox(env, f.sandbox == "off"),
-		HeldOut: held, SkipHeldOut: f.skipHeldOut,
+		HeldOut: held, SkipHeldOut: f.skipHeldOut, CanaryPlace: canaryPlace(env),
 		Repeat: f.repeat, LogDir: f.logDir, KeepWorktree: f.keepWorktree,
 		Env: gate.DefaultEnv(env.Getenv), PatchedTree: f.record != "",
 	}
@@ -502,7 +503,7 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 		opts = append(opts, gate.Options{
 			Repo: repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name,
 			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: mode,
-			HeldOut: held, SkipHeldOut: f.skipHeldOut,
+			HeldOut: held, SkipHeldOut: f.skipHeldOut, CanaryPlace: canaryPlace(env),
 			Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
 		})
 	}
@@ -659,4 +660,25 @@ func (p *progress) finish() { p.clear() }
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlReadTermios)
 	return err == nil
+}
+
+// canaryPlace reads FAILPASS_CANARY_PLACE, which pins where the canary
+// runs among the patched runs ("first", "last" or a 0-based place)
+// instead of drawing it at random: for reproducing a verdict and for
+// tests that show what each run does in one order. Anything else, or
+// unset, draws it.
+func canaryPlace(env *Env) int {
+	switch v := env.Getenv("FAILPASS_CANARY_PLACE"); v {
+	case "":
+		return gate.CanaryPlaceRandom
+	case "first":
+		return 1
+	case "last":
+		return gate.CanaryPlaceLast
+	default:
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			return n + 1
+		}
+	}
+	return gate.CanaryPlaceRandom
 }

@@ -276,6 +276,8 @@ type dynEntry struct {
 	Reason  string `json:"reason"`
 	Cache   string `json:"cache,omitempty"` // how the candidate saw the build cache (sandbox.Report.Cache)
 	HeldOut string `json:"held_out,omitempty"`
+	// RunOrder is the verdict's run_order.
+	RunOrder []string `json:"run_order,omitempty"`
 }
 
 // baseResult is the shared base side of one card, base and environment.
@@ -337,6 +339,7 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 			}
 			g.v.Cached = true
 			g.v.HeldOut = e.HeldOut
+			g.v.RunOrder = e.RunOrder
 			if e.Rule != "" {
 				return g.broken(e.Rule, e.Reason)
 			}
@@ -352,7 +355,7 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 		return err
 	}
 	if b.cacheable(g) && !g.inconclusive && ctx.Err() == nil {
-		e := dynEntry{Steps: g.v.Steps[mark:], Cache: g.v.Sandbox.Cache, HeldOut: g.v.HeldOut}
+		e := dynEntry{Steps: g.v.Steps[mark:], Cache: g.v.Sandbox.Cache, HeldOut: g.v.HeldOut, RunOrder: g.v.RunOrder}
 		if g.broke {
 			e.Rule, e.Reason = g.v.Failed(), g.v.Reason
 		}

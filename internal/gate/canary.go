@@ -36,32 +36,26 @@ const (
 // and the selected test of the runs it guards, and a tree cannot neuter
 // them and spare it by looking for a new file, a new test or another
 // selection: it would have to read the assertion's two strings.
-func (g *gateRun) canaryRule(ctx context.Context) error {
-	c := g.o.Card
-	switch {
-	case g.canary.notRun != "":
-		g.add(Step{Rule: RulePatchCanary, Status: StatusNotRun, Reason: g.canary.notRun, Detail: g.canary.why})
-		return nil
-	case g.canary.err != nil:
+// canaryNotRun decides patch.canary without a run: the card turned it
+// off or its runner is not recognized (a step saying so), or it could
+// not be planned (broken).
+func (g *gateRun) canaryNotRun() error {
+	if g.canary.err != nil {
 		return g.fail(RulePatchCanary, "the canary could not be planned: "+g.canary.err.Error())
 	}
-	// The canary must not be told from the pass run by what the runs
-	// before it left behind: a tree that neuters the runner only while a
-	// marker it plants is missing (in an ignored folder, beside its own
-	// source, in its build cache) would neuter the pass run and not this
-	// one.
-	if err := g.afresh(ctx, "canary"); err != nil {
-		return err
-	}
+	g.add(Step{Rule: RulePatchCanary, Status: StatusNotRun, Reason: g.canary.notRun, Detail: g.canary.why})
+	return nil
+}
+
+// canaryRun runs the canary on the tree patchedRules readied: afresh
+// (unless it drew the first place), the canary written into the oracle
+// test just before it, as every other patched run finds the decoy. A
+// tree that neuters the runner only while a marker it plants is missing
+// (in an ignored folder, beside its own source, in its build cache)
+// would otherwise neuter the pass run and not this one.
+func (g *gateRun) canaryRun(ctx context.Context) error {
+	c := g.o.Card
 	plan := g.canary.plan
-	if err := g.writeOracle(plan.Canary); err != nil {
-		return g.fail(RulePatchCanary, fmt.Sprintf("the canary could not be put in %s: %v", plan.File, err))
-	}
-	var err error
-	if g.given, err = g.wt.Snapshot(); err != nil {
-		return err
-	}
-	defer func() { g.given = nil }()
 	logPath := filepath.Join(g.o.LogDir, "patch-canary.log")
 	res, err := g.runCmd(ctx, c.Pass, plan.Argv, logPath)
 	if err != nil {

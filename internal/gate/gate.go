@@ -8,11 +8,13 @@ package gate
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,6 +98,10 @@ type Verdict struct {
 	Unsigned   bool     `json:"unsigned,omitempty"`
 	Signers    []string `json:"signers,omitempty"`
 	DurationMS int64    `json:"duration_ms"`
+	// RunOrder lists the patched rules whose commands ran, in the order
+	// they ran: the canary's place among them is drawn at random. Last,
+	// so the fields before it read as they did before it existed.
+	RunOrder []string `json:"run_order,omitempty"`
 
 	// Changes is the static change set (the budget's, modes resolved
 	// from the base), nil when the gate stopped before diff.path held; a
@@ -153,6 +159,11 @@ type Options struct {
 	// it, loudly. Neither, for a card with held-out tests, breaks the rule.
 	HeldOut     *heldout.Folder
 	SkipHeldOut bool
+
+	// CanaryPlace pins the canary's place among the patched runs:
+	// place n (0-based) as n+1, CanaryPlaceLast last. The zero value,
+	// CanaryPlaceRandom, draws it for each gate.
+	CanaryPlace int
 
 	// PatchedTree makes the verdict carry the patched tree (Verdict.Tree)
 	// for a record: three git processes more once diff.apply holds, so
@@ -284,6 +295,13 @@ type gateRun struct {
 	// runs (held_out.expect_stdout), nil otherwise: runCmd keeps the
 	// run's stdout apart from its log and runRule compares it.
 	expect []byte
+	// oracleTime is the oracle test file's modification time as the
+	// diff's application left it: every write of its decoy or canary
+	// gives it back (setOracle).
+	oracleTime time.Time
+	// dirTimes are the patched tree's folders' times as the first
+	// patched run found them (worktree.Retime).
+	dirTimes map[string]int64
 	// secretChecked, secretDir and secretWhy are heldOutSecret's answer.
 	secretChecked        bool
 	secretDir, secretWhy string
@@ -928,6 +946,9 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	}
 	if g.canary.plan != nil {
 		defer g.unplantDecoy()
+		if fi, err := os.Stat(filepath.Join(wt.Dir, filepath.FromSlash(g.canary.plan.File))); err == nil {
+			g.oracleTime = fi.ModTime()
+		}
 		if err := g.plantDecoy(); err != nil {
 			return err
 		}
@@ -946,22 +967,133 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return err
 	}
 	defer g.leaveCandidate()
-	if err := g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky); err != nil {
+	order, err := g.runOrder()
+	if err != nil {
 		return err
 	}
-	// Every later patched run starts afresh: one that shared the pass
-	// run's tree, layer or session could find what the pass run left and
-	// be neutered where the canary, afresh, is not.
-	if err := g.afresh(ctx, "invariant"); err != nil {
-		return err
+	first := true
+	// start readies the tree for the next patched run: every run after
+	// the first starts afresh (one that shared an earlier run's tree,
+	// layer or session could find what it left and be neutered where the
+	// canary, afresh, is not), and every run, the first included, finds
+	// the oracle test written just before it starts, with the decoy or
+	// the canary, at the same times.
+	start := func(rule, what string, content []byte) error {
+		if !first {
+			if err := g.afresh(ctx, what); err != nil {
+				return err
+			}
+		}
+		first = false
+		g.v.RunOrder = append(g.v.RunOrder, rule)
+		if err := g.setOracle(content); err != nil {
+			return err
+		}
+		// The tree's times as the first run found them: no access time
+		// says a file was read by an earlier run, no folder's time that
+		// an earlier run wrote in it.
+		if g.dirTimes == nil {
+			g.dirTimes = map[string]int64{}
+		}
+		return g.wt.Retime(g.patched, g.dirTimes)
 	}
-	if err := g.runRule(ctx, RulePatchInvariant, "patch-invariant", c.Invariant, RulePatchFlaky); err != nil {
-		return err
+	for _, rule := range order {
+		switch rule {
+		case RulePatchPass:
+			if err := start(rule, "pass", g.decoy()); err != nil {
+				return err
+			}
+			err = g.runRule(ctx, RulePatchPass, "patch-pass", c.Pass, RulePatchFlaky)
+		case RulePatchInvariant:
+			if err := start(rule, "invariant", g.decoy()); err != nil {
+				return err
+			}
+			err = g.runRule(ctx, RulePatchInvariant, "patch-invariant", c.Invariant, RulePatchFlaky)
+		case RulePatchHeldOut:
+			runs, derr := g.heldOutDecide()
+			if derr != nil || !runs {
+				err = derr
+				break
+			}
+			if err := start(rule, "held-out", g.decoy()); err != nil {
+				return err
+			}
+			err = g.heldOutRun(ctx)
+		case RulePatchCanary:
+			if g.canary.plan == nil {
+				err = g.canaryNotRun()
+				break
+			}
+			if err := start(rule, "canary", g.canary.plan.Canary); err != nil {
+				return err
+			}
+			err = g.canaryRun(ctx)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if err := g.heldOutRule(ctx); err != nil {
-		return err
+	return nil
+}
+
+// runOrder is the order of this gate's patched rules: pass, invariant
+// and held-out in their canonical order, and the canary at a place drawn
+// at random (crypto/rand) among them, first included. A tree that could
+// tell which run comes first, or last, learns nothing of which one is
+// the canary's. Rules are still reported in canonical order; the
+// verdict's run_order keeps the order the runs happened.
+func (g *gateRun) runOrder() ([]string, error) {
+	order := []string{RulePatchPass, RulePatchInvariant, RulePatchHeldOut}
+	k := len(order)
+	switch p := g.o.CanaryPlace; {
+	case g.canary.plan == nil || p == CanaryPlaceLast:
+	case p > 0:
+		k = min(p-1, len(order))
+	default:
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(order)+1)))
+		if err != nil {
+			return nil, fmt.Errorf("canary: %w", err)
+		}
+		k = int(n.Int64())
 	}
-	return g.canaryRule(ctx)
+	return slices.Insert(order, k, RulePatchCanary), nil
+}
+
+// Values of Options.CanaryPlace beside a 0-based place.
+const (
+	CanaryPlaceRandom = 0
+	CanaryPlaceLast   = -1
+)
+
+// decoy is the oracle test with the canary's decoy in it, nil without a
+// canary plan.
+func (g *gateRun) decoy() []byte {
+	if g.canary.plan == nil {
+		return nil
+	}
+	return g.canary.plan.Decoy
+}
+
+// setOracle writes the oracle test file (content: the decoy, or the
+// canary) just before a patched run, with the times the tree's files
+// had when the diff was applied, and records it in the patched tree's
+// snapshot: every run, the canary's among them, finds the file written
+// at the same step, with the same modification and access times. nil
+// content (no canary plan) leaves the file alone.
+func (g *gateRun) setOracle(content []byte) error {
+	if content == nil {
+		return nil
+	}
+	plan := g.canary.plan
+	if err := g.writeOracle(content); err != nil {
+		return fmt.Errorf("canary: %s could not be written: %w", plan.File, err)
+	}
+	if !g.oracleTime.IsZero() {
+		if err := os.Chtimes(filepath.Join(g.wt.Dir, filepath.FromSlash(plan.File)), g.oracleTime, g.oracleTime); err != nil {
+			return fmt.Errorf("canary: %w", err)
+		}
+	}
+	return g.wt.Refresh(g.patched, plan.File)
 }
 
 // afresh starts a later run of the candidate as the pass run started: on

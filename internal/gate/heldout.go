@@ -21,56 +21,69 @@ const (
 	HeldOutNotGiven = "not_given" // neither flag: the rule failed
 )
 
-// heldOutRule is patch.held_out: on a fresh copy of the patched tree, the
-// card's held-out tests, copied flat into held_out.dest, must make
-// held_out.cmd exit held_out.expect_exit. It runs after patch.invariant
-// in the same worktree, started afresh (see afresh), for a single gate and
-// for every candidate of a batch alike (patchedRules).
-func (g *gateRun) heldOutRule(ctx context.Context) error {
+// patch.held_out: on a fresh copy of the patched tree, the card's
+// held-out tests, copied flat into held_out.dest, must make held_out.cmd
+// exit held_out.expect_exit (and, with held_out.expect_stdout, print the
+// expected bytes). heldOutDecide decides the rule where no command runs;
+// heldOutRun runs it, in its place among the patched runs (patchedRules,
+// which starts it afresh), for a single gate and for every candidate of
+// a batch alike.
+
+// heldOutDecide says whether patch.held_out runs the held-out command
+// (with the tests to copy in and the expected output, for heldOutRun);
+// when it does not, it has decided the rule: a step added, or the rule
+// broken (errStop).
+func (g *gateRun) heldOutDecide() (bool, error) {
 	h := g.o.Card.HeldOut
 	switch {
 	case h == nil:
 		g.add(Step{Rule: RulePatchHeldOut, Status: StatusOK, Reason: "the card has no held-out tests"})
-		return nil
+		return false, nil
 	case g.o.HeldOut == nil && g.o.SkipHeldOut:
 		g.v.HeldOut = HeldOutSkipped
 		g.add(Step{Rule: RulePatchHeldOut, Status: StatusOK, Reason: "SKIPPED by --skip-held-out: the card's held-out tests did not run"})
-		return nil
+		return false, nil
 	case g.o.HeldOut == nil:
 		g.v.HeldOut = HeldOutNotGiven
-		return g.fail(RulePatchHeldOut, "the card has held-out tests and they were not given: pass --held-out DIR (or --skip-held-out to pass without them, loudly)")
+		return false, g.fail(RulePatchHeldOut, "the card has held-out tests and they were not given: pass --held-out DIR (or --skip-held-out to pass without them, loudly)")
 	}
 	// The caller checked the folder (trouble, not a verdict); this is the
 	// gate's own guard that no other tests are run under this card.
 	if h.Digest == "" {
-		return errors.New("held-out: the card's held_out block has no digest")
+		return false, errors.New("held-out: the card's held_out block has no digest")
 	}
 	if err := g.o.HeldOut.Check(h.Digest); err != nil {
-		return err
+		return false, err
 	}
-	tests := g.o.HeldOut
-	var expected []byte
 	if h.ExpectStdout != "" {
 		// The expected output judges the run only if the candidate
 		// cannot read it: where the sandbox cannot keep the folder from
 		// every card command, the rule fails before anything runs.
 		if why := g.heldOutExposed(); why != "" {
-			return g.fail(RulePatchHeldOut, "the expected output (held_out.expect_stdout) could not be kept from the candidate: "+why)
+			return false, g.fail(RulePatchHeldOut, "the expected output (held_out.expect_stdout) could not be kept from the candidate: "+why)
 		}
+		if _, _, err := g.o.HeldOut.Split(h.ExpectStdout); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// heldOutRun copies the held-out tests into the tree patchedRules
+// readied (the patched tree exactly as the diff makes it, on a side and
+// in a session of its own: the earlier runs could write the worktree, a
+// conftest.py in dest, a file under a held-out name, dest made a
+// symlink, and their cache layer, a marker that neuters the runner from
+// then on) and runs the held-out command.
+func (g *gateRun) heldOutRun(ctx context.Context) error {
+	h := g.o.Card.HeldOut
+	tests := g.o.HeldOut
+	var expected []byte
+	if h.ExpectStdout != "" {
 		var err error
 		if tests, expected, err = g.o.HeldOut.Split(h.ExpectStdout); err != nil {
 			return err
 		}
-	}
-	// The patched runs so far could write the worktree (a conftest.py in
-	// dest, a file under a held-out name, dest made a symlink) and their
-	// cache layer (a marker that neuters the runner from then on): the
-	// held-out tests meet the patched tree as the diff makes it, nothing
-	// more, on a side and in a session of their own.
-	if err := g.afresh(ctx, "held-out"); err != nil {
-		return err
-	}
-	if h.ExpectStdout != "" {
 		// A probe runs alone in a folder the base lacks (a diff that adds
 		// anything there broke budget.harness already).
 		if _, err := os.Lstat(filepath.Join(g.wt.Dir, filepath.FromSlash(h.Dest))); !errors.Is(err, fs.ErrNotExist) {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
@@ -36,6 +37,7 @@ func New(v *gate.Verdict, c *card.Card, diff []byte, patched *Patched, files []F
 		Cached:     v.Cached,
 		BaseCached: v.BaseCached,
 		HeldOut:    v.HeldOut,
+		RunOrder:   slices.Clone(v.RunOrder),
 		Steps:      []Step{},
 	}
 	if p.Diff.Files == nil {

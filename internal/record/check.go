@@ -130,7 +130,66 @@ func Check(s *Statement, c *card.Card) error {
 			}
 		}
 	}
+	if err := checkRunOrder(p); err != nil {
+		return err
+	}
 	return checkVerdict(p, c)
+}
+
+// patchedRules are the rules whose runs a record's run_order lists.
+var patchedRules = []string{gate.RulePatchPass, gate.RulePatchInvariant, gate.RulePatchHeldOut, gate.RulePatchCanary}
+
+// checkRunOrder refuses a run_order the gate cannot produce: it lists
+// exactly the patched rules that hold runs, each once, pass, invariant
+// and held-out in their canonical order, the canary anywhere among them.
+func checkRunOrder(p *Predicate) error {
+	if len(p.RunOrder) == 0 {
+		return nil // canonical order: a record made before run_order
+	}
+	ran := map[string]bool{}
+	for _, st := range p.Steps {
+		if slices.Contains(patchedRules, st.Rule) && len(st.Runs) > 0 {
+			ran[st.Rule] = true
+		}
+	}
+	last := -1
+	seen := map[string]bool{}
+	for i, r := range p.RunOrder {
+		field := fmt.Sprintf("predicate.run_order[%d]", i)
+		switch {
+		case !slices.Contains(patchedRules, r):
+			return errorf(ProblemMalformed, field, "%q is not a patched rule", r)
+		case seen[r]:
+			return errorf(ProblemMalformed, field, "%q listed twice", r)
+		case !ran[r]:
+			return errorf(ProblemVerdict, field, "%q, but the record holds no runs of it", r)
+		}
+		seen[r] = true
+		if r == gate.RulePatchCanary {
+			continue
+		}
+		at := slices.Index(patchedRules, r)
+		if at < last {
+			return errorf(ProblemVerdict, field, "%q ran after a rule the gate runs after it", r)
+		}
+		last = at
+	}
+	for r := range ran {
+		if !seen[r] {
+			return errorf(ProblemVerdict, "predicate.run_order", "%q holds runs but is not listed", r)
+		}
+	}
+	return nil
+}
+
+// canaryRan says the record's canary ran (and so, since the gate stops
+// at the first broken rule, ran before the rule that broke, if any).
+func canaryRan(p *Predicate) bool { return slices.Contains(p.RunOrder, gate.RulePatchCanary) }
+
+// notReached says rule, a patched rule, had not run when the canary,
+// which ran before it, broke the gate: its place was after the canary's.
+func notReached(p *Predicate, rule string) bool {
+	return p.Rule != nil && *p.Rule == gate.RulePatchCanary && canaryRan(p) && !slices.Contains(p.RunOrder, rule)
 }
 
 // checkVerdict refuses a verdict that does not follow from the recorded
@@ -210,7 +269,10 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 		switch {
 		case broken == gate.RulePatchCanary && len(st.Runs) > 0 && canaryHeld(st.Runs):
 			return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but the canary failed conclusively, as it must", broken)
-		case broken != gate.RulePatchCanary && slices.Index(gate.Rules, gate.RulePatchCanary) > rank && len(st.Runs) > 0:
+		case broken != gate.RulePatchCanary && slices.Index(gate.Rules, gate.RulePatchCanary) > rank && len(st.Runs) > 0 &&
+			!(canaryRan(p) && rank >= slices.Index(gate.Rules, gate.RulePatchPass)):
+			// The canary ran before the broken rule when it drew an
+			// earlier place (run_order); otherwise it came after it.
 			return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke, yet %s ran after it", broken, gate.RulePatchCanary)
 		}
 	}
@@ -219,6 +281,8 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 		at := slices.Index(gate.Rules, cr.rule)
 		exp := c.Command(cr.role).ExpectExit
 		switch {
+		case at < rank && j == NoRuns && notReached(p, cr.rule):
+			// Its place came after the canary's, which broke the gate.
 		case at < rank && j != Holds:
 			return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke first, but %s before it does not hold: %s", broken, cr.rule, describe(j, runs, exp))
 		case at == rank:

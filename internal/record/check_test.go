@@ -215,3 +215,62 @@ func TestCheckCanaryClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRunOrder: record verify accepts every order the gate can run
+// the patched rules in (the canary anywhere, the others canonical), with
+// a verdict that follows from it, and no other.
+func TestCheckRunOrder(t *testing.T) {
+	c := testCard(t)
+	pass, inv, canary := gate.RulePatchPass, gate.RulePatchInvariant, gate.RulePatchCanary
+	canaryHeld := []Run{{Argv: []string{"sh", "canary_test.sh"}, Exit: 1}}
+	failFirst := func(s *Statement) {
+		// The canary drew the first place and passed: the gate stopped.
+		s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(canary)
+		for _, r := range []string{pass, inv} {
+			st := stepOf(s, r)
+			st.Status, st.Runs, st.Expected = gate.StatusNotRun, []Run{}, nil
+		}
+		st := stepOf(s, canary)
+		st.Status, st.Runs = gate.StatusFail, []Run{{Argv: []string{"sh", "canary_test.sh"}, Exit: 0}}
+	}
+	for _, tc := range []struct {
+		name  string
+		fail  bool
+		order []string
+		edit  func(s *Statement)
+		ok    bool
+	}{
+		{"pass, canonical", false, []string{pass, inv, canary}, nil, true},
+		{"pass, canary first", false, []string{canary, pass, inv}, nil, true},
+		{"pass, canary second", false, []string{pass, canary, inv}, nil, true},
+		{"pass, no order (older record)", false, nil, nil, true},
+		{"pass, invariant before pass", false, []string{inv, pass, canary}, nil, false},
+		{"pass, canary left out", false, []string{pass, inv}, nil, false},
+		{"pass, a rule twice", false, []string{pass, pass, inv, canary}, nil, false},
+		{"pass, a rule that did not run", false, []string{pass, inv, gate.RulePatchHeldOut, canary}, nil, false},
+		{"fail at pass after the canary held", true, []string{canary, pass}, func(s *Statement) {
+			stepOf(s, canary).Status, stepOf(s, canary).Runs = gate.StatusOK, canaryHeld
+		}, true},
+		{"fail at pass, canary runs but no order", true, nil, func(s *Statement) {
+			stepOf(s, canary).Status, stepOf(s, canary).Runs = gate.StatusOK, canaryHeld
+		}, false},
+		{"fail at the canary, run first", false, []string{canary}, failFirst, true},
+		{"fail at the canary, run first, no order", false, nil, failFirst, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := passVerdict(c)
+			if tc.fail {
+				v = failVerdict(c)
+			}
+			s := testStatement(t, v, c)
+			if tc.edit != nil {
+				tc.edit(s)
+			}
+			s.Predicate.RunOrder = tc.order
+			err := Check(s, c)
+			if (err == nil) != tc.ok {
+				t.Errorf("Check = %v, want ok %v", err, tc.ok)
+			}
+		})
+	}
+}

@@ -108,8 +108,9 @@ func checkHeldOutVerdict(p *Predicate, c *card.Card, rank int) error {
 		}
 		return nil
 	case rank > at:
-		// A rule after this one (patch.canary) broke: this one held.
-		if mode == gate.HeldOutSkipped || (mode == gate.HeldOutRan && j == Holds) {
+		// A rule after this one (patch.canary) broke: this one held, or
+		// its place came after the canary's (run_order).
+		if mode == gate.HeldOutSkipped || (mode == gate.HeldOutRan && j == Holds) || (mode == "" && len(runs) == 0 && notReached(p, gate.RulePatchHeldOut)) {
 			return nil
 		}
 		return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke, but the held-out tests before it %s", gate.Rules[rank], heldOutWhy(mode, j, runs, h.ExpectExit))

@@ -87,6 +87,10 @@ type Predicate struct {
 	// or "not_given"; absent when the card has no held-out tests or the
 	// gate stopped before patch.held_out.
 	HeldOut string `json:"held_out,omitempty"`
+	// RunOrder lists the patched rules whose commands ran, in the order
+	// they ran (the canary's place is drawn at random); absent in records
+	// made before it existed, whose runs ran in canonical order.
+	RunOrder []string `json:"run_order,omitempty"`
 	// Steps are the gate's rules in gate order, including those not run.
 	Steps []Step `json:"steps"`
 }

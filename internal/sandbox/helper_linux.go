@@ -241,6 +241,9 @@ func (h *helper) applyFiles() *Error {
 // capability bounding set.
 func (h *helper) applyThread() *Error {
 	c, l := h.cfg, &layers{h: h}
+	if c.Namespaces {
+		samePid()
+	}
 	if c.Landlock {
 		l.run(FeatLandlock, "landlock", func() error { return h.landlock() })
 	}
@@ -680,4 +683,20 @@ func waitFor(pid int) (status, int) {
 			return status{Started: true, Exit: -1, Signal: ws.Signal().String()}, 128 + int(ws.Signal())
 		}
 	}
+}
+
+// commandPid is the process id every command gets in its PID namespace.
+// The helper's own threads take the first ids, and how many it has
+// started by the time it forks varies with timing: a command whose id
+// were the next free one could tell a run whose helper had started
+// early (the pass run's, which starts while the diff is applied) from
+// the others. So the namespace's last id is set just before the fork,
+// while the helper still holds CAP_SYS_ADMIN over it and Landlock does
+// not yet restrict it; the kernel then hands out commandPid, unless a
+// thread started in between took it (best effort: a failure leaves the
+// next free id).
+const commandPid = 100
+
+func samePid() {
+	os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(commandPid-1)), 0)
 }

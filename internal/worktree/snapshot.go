@@ -417,3 +417,33 @@ func digestOf(root *os.Root, p string) ([sha256.Size]byte, error) {
 	copy(d[:], h.Sum(nil))
 	return d, nil
 }
+
+// Refresh records the file at p (slash-separated, relative to the
+// worktree) in s as it is now, stat and content: the caller rewrote it
+// on purpose (the gate puts the oracle test's decoy or canary in before
+// every patched run), and Restore must not take that for a change.
+func (w *Worktree) Refresh(s *Snapshot, p string) error {
+	if s == nil {
+		return nil
+	}
+	root, err := os.OpenRoot(w.Dir)
+	if err != nil {
+		return fmt.Errorf("worktree: refresh: %w", err)
+	}
+	defer root.Close()
+	fi, err := root.Lstat(p)
+	if err != nil {
+		return fmt.Errorf("worktree: refresh: %w", err)
+	}
+	st, ok := stampOf(fi)
+	if !ok {
+		s.exact = false
+		return nil
+	}
+	d, err := digestOf(root, p)
+	if err != nil {
+		return fmt.Errorf("worktree: refresh: %w", err)
+	}
+	s.paths[p] = entry{typ: fi.Mode().Type(), st: st, digest: &d}
+	return nil
+}
