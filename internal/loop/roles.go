@@ -61,6 +61,13 @@ func (e *engine) reapRoles() {
 	if n := reapRoles(e.repo); n > 0 {
 		e.logf("killed %d role process group(s) a dead loop left running", n)
 	}
+	// A record whose write a kill -9 cut short is a temporary file
+	// (atomicfile's) in this loop's own folder; the loop's lock, held
+	// here, admits no other writer of it, so every one is a dead run's.
+	tmps, _ := filepath.Glob(filepath.Join(e.store.Dir, "roles", ".*.json.tmp-*"))
+	for _, t := range tmps {
+		os.Remove(t)
+	}
 }
 
 // confine returns a, to be called once for role: run in view v (nil:

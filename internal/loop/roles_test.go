@@ -38,3 +38,29 @@ func TestRecordRoleUnwritable(t *testing.T) {
 		t.Errorf("the listed record: %v", err)
 	}
 }
+
+// A role record whose write was cut short (kill -9 between atomicfile's
+// temporary file and its rename) is gone once the loop's id is taken
+// again: TestKilledLoopScenario found one left after resume.
+func TestReapRolesRemovesCutWrites(t *testing.T) {
+	s := newScen(t, "hello world\n")
+	e := &engine{repo: s.repo, store: StoreFor(s.repo.CommonDir, "cut")}
+	roles := filepath.Join(e.store.Dir, "roles")
+	if err := os.MkdirAll(roles, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(roles, ".32735.json.tmp-3950807119")
+	other := filepath.Join(roles, "notes.txt") // not failpass's to judge
+	for _, p := range []string{cut, other} {
+		if err := os.WriteFile(p, []byte("{"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.reapRoles()
+	if _, err := os.Stat(cut); err == nil {
+		t.Errorf("%s, a cut write, is left", cut)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("%s went: %v", other, err)
+	}
+}
