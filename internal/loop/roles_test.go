@@ -1,10 +1,16 @@
 package loop
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/failpass/failpass/internal/proc"
 )
 
 // A role's process record that cannot be written is said so and not
@@ -62,5 +68,40 @@ func TestReapRolesRemovesCutWrites(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("%s went: %v", other, err)
+	}
+}
+
+// Cut after its write and before its rename, the temporary file holds
+// the whole record: the group it names is ended on resume, as a finished
+// record's is (TestKilledLoopScenario once found the role running).
+func TestReapRolesEndsACutRecordsGroup(t *testing.T) {
+	s := newScen(t, "hello world\n")
+	e := &engine{repo: s.repo, store: StoreFor(s.repo.CommonDir, "cut")}
+	roles := filepath.Join(e.store.Dir, "roles")
+	if err := os.MkdirAll(roles, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	role := exec.Command("sleep", "300")
+	role.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := role.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- role.Wait() }()
+	defer role.Process.Kill()
+	dead := exec.Command("true") // the loop that was killed
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := role.Process.Pid
+	b, _ := json.Marshal(roleProc{Role: "fixer", PGID: pgid, Start: proc.Start(pgid), Boot: proc.BootID(), Owner: dead.Process.Pid, OwnerStart: 1})
+	if err := os.WriteFile(filepath.Join(roles, ".1.json.tmp-1"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.reapRoles()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the role named by the cut record still runs")
 	}
 }
