@@ -62,6 +62,18 @@ func (e *engine) reapRoles() {
 	if n := reapRoles(e.repo); n > 0 {
 		e.logf("killed %d role process group(s) a dead loop left running", n)
 	}
+	// A record whose write a kill -9 cut short is a temporary file
+	// (atomicfile's) in this loop's own folder; the loop's lock, held
+	// here, admits no other writer of it, so every one is a dead run's.
+	// Cut after the write and before the rename, it holds the whole
+	// record: its group is ended as a finished record's would be.
+	tmps, _ := filepath.Glob(filepath.Join(e.store.Dir, "roles", ".*.json.tmp-*"))
+	for _, t := range tmps {
+		if p, err := readRoleProc(t); err == nil && !proc.Alive(p.Owner, p.OwnerStart, p.Boot) && killRoleGroup(p) {
+			e.logf("killed a role process group (%d) a dead loop left running", p.PGID)
+		}
+		os.Remove(t)
+	}
 }
 
 // Grants are what the loop's settings grant every role program beyond
