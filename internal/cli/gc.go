@@ -12,6 +12,7 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/prune"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/shellquote"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -31,9 +32,10 @@ const gcUsage = `failpass gc [--repo DIR] [--json] [--max-age DUR] [--max-size S
 // Output: each removed path on a line, then what was freed, or "nothing
 // to remove"; with --json, {"removed": [paths], "cgroups_removed": n,
 // "freed_bytes": n, "kept_bytes": n, "pruned": [{"path", "kind", "bytes",
-// "last_used"}], "cgroups_skipped": n}. Exit 0, or 2 when something
-// could not be removed (what was removed is still printed). A stale
-// cgroup of another user (root's killed gate, seen by a user's gc) is
+// "last_used"}], "cgroups_skipped": n, "skipped": [paths]}. Exit 0, or 2
+// when something could not be removed (what was removed is still
+// printed). Without root, what another user's runs left (root's killed
+// gate, seen by a user's gc: stale cgroups, worktrees, caches, logs) is
 // skipped and said so on stderr, not an error.
 func runGC(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "gc", gcUsage)
@@ -60,7 +62,7 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return repoError(err)
 	}
-	removed, gcErr := worktree.GC(ctx, repo)
+	removed, skipped, gcErr := worktree.GC(ctx, repo)
 	// Caches of an older format (never read again) and the private
 	// folders of candidates whose failpass was killed.
 	old, cacheErr := gate.RemoveOldCaches(repo)
@@ -71,7 +73,8 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 	if removed == nil {
 		removed = []string{}
 	}
-	units, err := prune.Scan(repo.StateDir())
+	units, theirs, err := prune.Scan(repo.StateDir())
+	skipped = append(skipped, theirs...)
 	var pruned []prune.Unit
 	if err == nil {
 		// A build cache goes only when no run holds it.
@@ -102,6 +105,14 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "failpass gc: skipped %d stale sandbox cgroup(s) of another user, which only that user (or root) can remove: %s\n",
 			len(cgSkipped), Sanitize(strings.Join(cgSkipped, ", ")))
 	}
+	if len(skipped) > 0 {
+		// Worktrees, caches and logs of another user's runs (root's
+		// gate, killed, in a repository this user can read): the same.
+		fmt.Fprintf(env.Stderr, "failpass gc: skipped %d leftover(s) of another user's runs, which only that user (or root) can remove: %s\n",
+			len(skipped), Sanitize(strings.Join(skipped, ", ")))
+	} else {
+		skipped = []string{}
+	}
 	if *asJSON {
 		b, _ := json.Marshal(struct {
 			Removed []string     `json:"removed"`
@@ -109,8 +120,9 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 			Freed   int64        `json:"freed_bytes"`
 			Kept    int64        `json:"kept_bytes"`
 			Pruned  []prune.Unit `json:"pruned"`
-			Skipped int          `json:"cgroups_skipped"` // last: scripts read the fields before it in order
-		}{removed, cgroups, freed, total - freed, pruned, len(cgSkipped)})
+			CgSkip  int          `json:"cgroups_skipped"`
+			Skipped []string     `json:"skipped"` // another user's leftovers
+		}{removed, cgroups, freed, total - freed, pruned, len(cgSkipped), skipped})
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		for _, p := range removed {
@@ -148,6 +160,8 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 func repoError(err error) error {
 	var nr *gitx.NotRepoError
 	switch {
+	case errors.As(err, &nr) && nr.Dubious:
+		return (&Error{Msg: err.Error(), Err: err}).Hint("run failpass as the repository's owner, or trust it as git says: git config --global --add safe.directory %s", shellquote.Quote(nr.Top))
 	case errors.As(err, &nr):
 		return (&Error{Msg: err.Error(), Err: err}).Hint("run failpass inside a git repository, or pass --repo DIR")
 	case errors.Is(err, gitx.ErrNoGit):

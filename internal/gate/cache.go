@@ -25,6 +25,7 @@ import (
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/scratch"
 	"github.com/failpass/failpass/internal/version"
 )
 
@@ -230,7 +231,7 @@ func RemoveOldCaches(repo *gitx.Repo) ([]string, error) {
 	var errs []error
 	root := repo.StateDir("cache", "gate")
 	entries, err := os.ReadDir(root)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if _, theirs := scratch.OwnedByAnother(root, filepath.Dir(root)); err != nil && !errors.Is(err, fs.ErrNotExist) && !theirs {
 		errs = append(errs, err)
 	}
 	for _, e := range entries {
@@ -238,6 +239,9 @@ func RemoveOldCaches(repo *gitx.Repo) ([]string, error) {
 			continue
 		}
 		p := filepath.Join(root, e.Name())
+		if _, theirs := scratch.OwnedByAnother(p); theirs {
+			continue // gc says so through prune's scan
+		}
 		if err := os.RemoveAll(p); err != nil {
 			errs = append(errs, err)
 			continue

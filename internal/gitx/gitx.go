@@ -66,10 +66,20 @@ type Repo struct {
 	CommonDir string // absolute `git rev-parse --git-common-dir`
 }
 
-// NotRepoError says dir is not inside a git repository.
-type NotRepoError struct{ Dir string }
+// NotRepoError says dir is not inside a git repository, or (Dubious) is
+// inside one that git refuses to open because another user owns it.
+type NotRepoError struct {
+	Dir     string
+	Dubious bool   // git's "dubious ownership": safe.directory does not list it
+	Top     string // with Dubious: the repository's top folder, as git names it
+}
 
-func (e *NotRepoError) Error() string { return fmt.Sprintf("%s is not inside a git repository", e.Dir) }
+func (e *NotRepoError) Error() string {
+	if e.Dubious {
+		return fmt.Sprintf("%s is in a repository another user owns, which git refuses to open (dubious ownership)", e.Dir)
+	}
+	return fmt.Sprintf("%s is not inside a git repository", e.Dir)
+}
 
 // UserFacing marks the error as the user's to fix.
 func (e *NotRepoError) UserFacing() bool { return true }
@@ -107,7 +117,14 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) {
-			return nil, &NotRepoError{Dir: abs}
+			e := &NotRepoError{Dir: abs, Top: abs}
+			if _, rest, ok := strings.Cut(ge.Stderr, "dubious ownership in repository at '"); ok {
+				e.Dubious = true
+				if top, _, ok := strings.Cut(rest, "'\n"); ok {
+					e.Top = top
+				}
+			}
+			return nil, e
 		}
 		return nil, err
 	}

@@ -161,3 +161,41 @@ func gitIn(t *testing.T, dir string, args ...string) {
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
+
+// A repository another user owns is not "no repository": git refuses it
+// for its owner, and the error says so and names the folder git wants
+// listed in safe.directory (the top, also when failpass is given a
+// subfolder).
+func TestOpenDubiousOwnership(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to give the repository to another user")
+	}
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q")
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, filepath.Join(dir, ".git"), sub} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Open(context.Background(), sub)
+	var nr *NotRepoError
+	if !errors.As(err, &nr) || !nr.Dubious {
+		t.Fatalf("Open of a repository another user owns: %v, want a NotRepoError with Dubious", err)
+	}
+	if nr.Top != dir {
+		t.Errorf("Top = %q, want the repository's top %q", nr.Top, dir)
+	}
+	if !strings.Contains(err.Error(), "another user owns") {
+		t.Errorf("error %q does not say another user owns the repository", err)
+	}
+}

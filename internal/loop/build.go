@@ -13,6 +13,7 @@ import (
 
 	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/shellquote"
 )
 
 // Request is what `loop start` asks for, from flags and optionally a
@@ -125,8 +126,8 @@ func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*contract
 	inv.ChangeContract = contract.ChangeContract{
 		Goal: goal,
 		AcceptanceCriteria: []string{
-			"the card's pass command exits " + strconv.Itoa(c.Pass.ExpectExit) + ": " + argvString(c.Pass.Cmd),
-			"the card's invariant exits " + strconv.Itoa(c.Invariant.ExpectExit) + ": " + argvString(c.Invariant.Cmd),
+			"the card's pass command exits " + strconv.Itoa(c.Pass.ExpectExit) + ": " + shellquote.Join(c.Pass.Cmd),
+			"the card's invariant exits " + strconv.Itoa(c.Invariant.ExpectExit) + ": " + shellquote.Join(c.Invariant.Cmd),
 		},
 		NonGoals:           []string{"anything outside the card's budget"},
 		PreservedBehaviors: []string{"the card's invariant keeps passing"},

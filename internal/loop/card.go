@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/failpass/failpass/internal/budget"
 	"github.com/failpass/failpass/internal/card"
@@ -11,6 +10,7 @@ import (
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/shellquote"
 )
 
 // Validation command names a card's commands get in the invocation.
@@ -59,8 +59,8 @@ func NewCardPolicy(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath 
 // ValidationCommands are the invocation's validation entries for the card.
 func (p *CardPolicy) ValidationCommands() []contract.ValidationCommand {
 	return []contract.ValidationCommand{
-		{Name: cardFocusedName, Command: argvString(p.Card.Pass.Cmd), Scope: "focused"},
-		{Name: cardFullName, Command: argvString(p.Card.Invariant.Cmd), Scope: "full"},
+		{Name: cardFocusedName, Command: shellquote.Join(p.Card.Pass.Cmd), Scope: "focused"},
+		{Name: cardFullName, Command: shellquote.Join(p.Card.Invariant.Cmd), Scope: "full"},
 	}
 }
 
@@ -100,23 +100,4 @@ func (p *CardPolicy) CheckTree(ctx context.Context, repo *gitx.Repo, tree string
 	s := p.Scope
 	s.Harness = inputs
 	return s.Check(cs), nil
-}
-
-// argvString writes argv as one POSIX-quoted command string that
-// SplitWords reads back to the same argv.
-func argvString(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = shellQuote(a)
-	}
-	return strings.Join(q, " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/failpass/failpass/internal/model"
+	"github.com/failpass/failpass/internal/shellquote"
 )
 
 func finding(id, sev, conf string, locs ...string) model.Finding {
@@ -209,7 +210,7 @@ func TestSplitWords(t *testing.T) {
 }
 
 // FuzzSplitWords: an error returns no words; a split command written back
-// with argvString splits to the same argv (the canonical form round-trips).
+// with shellquote.Join splits to the same argv (the canonical form round-trips).
 func FuzzSplitWords(f *testing.F) {
 	for _, s := range []string{"go test ./...", `a 'b c' "d\"e"`, `x\ y`, "a$b", `"`, "x '' y"} {
 		f.Add(s)
@@ -222,9 +223,9 @@ func FuzzSplitWords(f *testing.F) {
 			}
 			return
 		}
-		again, err := SplitWords(argvString(words))
+		again, err := SplitWords(shellquote.Join(words))
 		if err != nil || !reflect.DeepEqual(again, words) {
-			t.Fatalf("SplitWords(argvString(%q)) = %q, %v, want %q", words, again, err, words)
+			t.Fatalf("SplitWords(shellquote.Join(%q)) = %q, %v, want %q", words, again, err, words)
 		}
 	})
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/failpass/failpass/internal/scratch"
 )
 
 // Defaults for `failpass gc`, documented in the README.
@@ -35,41 +37,56 @@ type Unit struct {
 }
 
 // Scan lists the units under stateDir (<git common dir>/failpass). A
-// missing folder has none. Symlinks are never followed.
-func Scan(stateDir string) ([]Unit, error) {
-	var units []Unit
-	logs, err := children(filepath.Join(stateDir, "logs"))
+// missing folder has none. Symlinks are never followed. Without root, a
+// unit (or a folder of them) another user owns is returned as skipped,
+// not measured: only that user, or root, can remove it.
+func Scan(stateDir string) (units []Unit, skipped []string, err error) {
+	add := func(p, kind string) error {
+		if q, ok := scratch.OwnedByAnother(p); ok {
+			skipped = append(skipped, q)
+			return nil
+		}
+		u, err := measure(p, kind)
+		if err == nil {
+			units = append(units, u)
+		}
+		return err
+	}
+	list := func(dir string) ([]string, error) {
+		if q, ok := scratch.OwnedByAnother(dir); ok {
+			skipped = append(skipped, q)
+			return nil, nil
+		}
+		return children(dir)
+	}
+	logs, err := list(filepath.Join(stateDir, "logs"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, p := range logs {
-		u, err := measure(p, "logs")
-		if err != nil {
-			return nil, err
+		if err := add(p, "logs"); err != nil {
+			return nil, nil, err
 		}
-		units = append(units, u)
 	}
-	kinds, err := children(filepath.Join(stateDir, "cache"))
+	kinds, err := list(filepath.Join(stateDir, "cache"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, k := range kinds {
 		if fi, err := os.Lstat(k); err != nil || !fi.IsDir() {
 			continue
 		}
-		entries, err := children(k)
+		entries, err := list(k)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, p := range entries {
-			u, err := measure(p, "cache")
-			if err != nil {
-				return nil, err
+			if err := add(p, "cache"); err != nil {
+				return nil, nil, err
 			}
-			units = append(units, u)
 		}
 	}
-	return units, nil
+	return units, skipped, nil
 }
 
 func children(dir string) ([]string, error) {

@@ -97,7 +97,7 @@ func TestScan(t *testing.T) {
 	write("cache/sandbox/abc/go/x", 100, time.Hour)
 	write("cache/gate/v1/ab/e.json", 7, 2*time.Hour)
 	write("worktrees/x/file", 1, 0) // never a unit
-	units, err := Scan(dir)
+	units, _, err := Scan(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

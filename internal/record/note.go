@@ -7,6 +7,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/shellquote"
 	"github.com/failpass/failpass/internal/sign"
 )
 
@@ -136,10 +137,10 @@ func (n *Note) WriteMarkdown(w io.Writer) error {
 		// The maintainer's folder: its path is nobody else's to know.
 		repeat += " --held-out HELD_OUT_DIR"
 	}
-	fmt.Fprintf(&b, "failpass gate --card %s --diff %s --allowed-signers ALLOWED_SIGNERS%s\n", shellQuote(n.CardPath), shellQuote(diff), repeat)
+	fmt.Fprintf(&b, "failpass gate --card %s --diff %s --allowed-signers ALLOWED_SIGNERS%s\n", shellquote.Quote(n.CardPath), shellquote.Quote(diff), repeat)
 	if n.Record != nil {
 		fmt.Fprintf(&b, "failpass record verify --record %s --runners RUNNERS --card %s --allowed-signers ALLOWED_SIGNERS --diff %s --repo .\n",
-			shellQuote(n.RecordPath), shellQuote(n.CardPath), shellQuote(diff))
+			shellquote.Quote(n.RecordPath), shellquote.Quote(n.CardPath), shellquote.Quote(diff))
 	}
 	b.WriteString("```\n")
 
@@ -239,12 +240,4 @@ func fenceFor(data []byte) string {
 		return "```"
 	}
 	return strings.Repeat("`", longest+1)
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

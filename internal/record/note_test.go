@@ -3,6 +3,8 @@ package record
 import (
 	"strings"
 	"testing"
+
+	"github.com/failpass/failpass/internal/shellquote"
 )
 
 func TestNoteMarkdown(t *testing.T) {
@@ -92,7 +94,7 @@ func TestMarkdownEscapes(t *testing.T) {
 		case "fence":
 			got = fenceFor([]byte(tc.in))
 		case "shell":
-			got = shellQuote(tc.in)
+			got = shellquote.Quote(tc.in)
 		}
 		if got != tc.want {
 			t.Errorf("%s(%q) = %q, want %q", tc.fn, tc.in, got, tc.want)

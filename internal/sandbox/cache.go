@@ -349,9 +349,12 @@ func IsBuildCache(path string) bool {
 func RemoveOldCaches(commonDir string) ([]string, error) {
 	var removed []string
 	var errs []error
+	// Another user's folders (root's, seen by a user's gc) are theirs to
+	// remove; gc says so through prune's scan.
+	theirs := func(p string) bool { _, ok := scratch.OwnedByAnother(p); return ok }
 	root := cacheRoot(commonDir)
 	entries, err := os.ReadDir(root)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !theirs(root) {
 		errs = append(errs, err)
 	}
 	for _, e := range entries {
@@ -359,6 +362,9 @@ func RemoveOldCaches(commonDir string) ([]string, error) {
 			continue
 		}
 		p := filepath.Join(root, e.Name())
+		if theirs(p) {
+			continue
+		}
 		if err := scratch.RemoveAll(p); err != nil {
 			errs = append(errs, err)
 			continue
@@ -367,10 +373,13 @@ func RemoveOldCaches(commonDir string) ([]string, error) {
 	}
 	sr := scratchRoot(commonDir)
 	entries, err = os.ReadDir(sr)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !theirs(sr) {
 		errs = append(errs, err)
 	}
 	for _, e := range entries {
+		if theirs(filepath.Join(sr, e.Name())) {
+			continue
+		}
 		if !e.IsDir() {
 			// A lock whose folder is gone: what a crash mid-Close left.
 			p := filepath.Join(sr, e.Name())

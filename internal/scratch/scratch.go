@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // prefix starts every name this package makes.
@@ -109,4 +110,25 @@ func RemoveAll(dir string) error {
 		return nil
 	})
 	return os.RemoveAll(dir)
+}
+
+// OwnedByAnother returns the first of paths that exists and belongs to
+// another user, when failpass does not run as root (root removes what
+// anyone left). A gc without root leaves such a path and says so: it is
+// another user's run's (root's gate, killed), and only they can remove it.
+func OwnedByAnother(paths ...string) (string, bool) {
+	uid := os.Getuid()
+	if uid == 0 {
+		return "", false
+	}
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid {
+			return p, true
+		}
+	}
+	return "", false
 }

@@ -290,20 +290,28 @@ func (w *Worktree) Remove(ctx context.Context) error {
 // GC removes every failpass worktree in repo whose owner is dead (or
 // unknown), with git's admin entries and owner files, and the temporary
 // folders dead failpass processes left (scratch.Sweep), and returns the
-// paths it removed. It never touches a live owner's worktree or folder,
+// paths it removed. Without root, what another user's runs left is
+// returned as skipped, not an error: only that user (or root) can remove
+// it. It never touches a live owner's worktree or folder,
 // a kept worktree, or anything outside failpass's worktrees folder and
 // its own temporary folders.
-func GC(ctx context.Context, repo *gitx.Repo) ([]string, error) {
-	var removed []string
+func GC(ctx context.Context, repo *gitx.Repo) (removed, skipped []string, err error) {
 	var errs []error
-	err := withLock(repo, func() error {
-		base := repo.StateDir("worktrees")
+	base := repo.StateDir("worktrees")
+	err = withLock(repo, func() error {
 		ids, err := leftovers(repo, base)
 		if err != nil {
 			return err
 		}
 		for _, id := range ids {
 			dir := filepath.Join(base, id)
+			if p, ok := scratch.OwnedByAnother(dir, gitDirOf(base, id), ownerPath(repo, id)); ok {
+				// Another user's run (root's gate, killed, seen by a
+				// user's gc): only they can remove it, and its owner
+				// file may be unreadable here.
+				skipped = append(skipped, p)
+				continue
+			}
 			o, oerr := readOwner(ownerPath(repo, id))
 			if oerr == nil && o.alive() {
 				continue
@@ -329,12 +337,26 @@ func GC(ctx context.Context, repo *gitx.Repo) ([]string, error) {
 		}
 		return nil
 	})
+	if errors.Is(err, fs.ErrPermission) {
+		// The lock belongs to another user, and so does everything it
+		// guards: failpass made the lock before any worktree. Listed,
+		// not removed.
+		ids, lerr := leftovers(repo, base)
+		for _, id := range ids {
+			if p, ok := scratch.OwnedByAnother(filepath.Join(base, id), gitDirOf(base, id), ownerPath(repo, id)); ok {
+				skipped = append(skipped, p)
+			}
+		}
+		if lerr == nil && len(skipped) == len(ids) {
+			err = nil
+		}
+	}
 	// What dead runs left in the system's temporary folder too.
 	removed = append(removed, scratch.Sweep()...)
 	if err != nil {
-		return removed, err
+		return removed, skipped, err
 	}
-	return removed, errors.Join(errs...)
+	return removed, skipped, errors.Join(errs...)
 }
 
 // leftovers lists the ids with anything of theirs left: a folder, a git

@@ -337,7 +337,7 @@ func TestGCLiveAndDead(t *testing.T) {
 		}
 	}
 	slices.Sort(dead)
-	removed, err := GC(ctx, repo)
+	removed, _, err := GC(ctx, repo)
 	if err != nil {
 		t.Fatalf("GC = %v", err)
 	}
@@ -350,7 +350,7 @@ func TestGCLiveAndDead(t *testing.T) {
 	if _, err := os.Stat(live.GitDir()); err != nil {
 		t.Errorf("GC touched the live worktree's git directory: %v", err)
 	}
-	if removed, err := GC(ctx, repo); err != nil || len(removed) != 0 {
+	if removed, _, err := GC(ctx, repo); err != nil || len(removed) != 0 {
 		t.Errorf("second GC = %q, %v; want nothing", removed, err)
 	}
 	live.Remove(ctx)
@@ -392,7 +392,7 @@ func TestGCLeavesOthersAlone(t *testing.T) {
 	o.Start++
 	writeOwner(ownerPath(repo, w.ID), o)
 
-	removed, err := GC(ctx, repo)
+	removed, _, err := GC(ctx, repo)
 	if err != nil || !slices.Equal(removed, []string{w.Dir}) {
 		t.Errorf("GC = %q, %v; want %q", removed, err, w.Dir)
 	}
@@ -420,11 +420,11 @@ func TestKeep(t *testing.T) {
 	o, _ := readOwner(ownerPath(repo, w.ID))
 	o.Start++ // the owner has exited
 	writeOwner(ownerPath(repo, w.ID), o)
-	if removed, err := GC(ctx, repo); err != nil || len(removed) != 0 {
+	if removed, _, err := GC(ctx, repo); err != nil || len(removed) != 0 {
 		t.Errorf("GC with a kept worktree = %q, %v; want nothing removed", removed, err)
 	}
 	os.RemoveAll(w.Dir) // the user gives the kept worktree up
-	if removed, err := GC(ctx, repo); err != nil || len(removed) != 1 {
+	if removed, _, err := GC(ctx, repo); err != nil || len(removed) != 1 {
 		t.Errorf("GC after the user removed the kept worktree = %q, %v; want its owner file dropped", removed, err)
 	}
 	clean(t, repo)
@@ -523,7 +523,7 @@ func TestGCAfterKill(t *testing.T) {
 		t.Fatalf("no command runs in the child's worktree")
 	}
 	// While the child lives, its worktree and its command are not gc's.
-	if removed, err := GC(ctx, repo); err != nil || len(removed) != 0 {
+	if removed, _, err := GC(ctx, repo); err != nil || len(removed) != 0 {
 		t.Errorf("GC with a live owner = %q, %v; want nothing removed", removed, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a.txt")); err != nil || len(processesIn(dir)) == 0 {
@@ -535,7 +535,7 @@ func TestGCAfterKill(t *testing.T) {
 		t.Fatalf("the killed run's worktree is already gone: %v", err)
 	}
 
-	removed, err := GC(ctx, repo)
+	removed, _, err := GC(ctx, repo)
 	if err != nil || !slices.Equal(removed, []string{dir}) {
 		t.Errorf("GC = %q, %v; want %q", removed, err, dir)
 	}
