@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/gittest"
+	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
