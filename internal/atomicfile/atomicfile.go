@@ -8,7 +8,9 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -19,6 +21,41 @@ import (
 // not followed; callers that mean the target resolve it first.
 func Write(path string, data []byte, perm os.FileMode) error {
 	return write(path, data, perm, os.Rename, true)
+}
+
+// ErrChanged is Replace's refusal: the file no longer holds what the
+// caller read, so another writer's change would be lost.
+var ErrChanged = errors.New("changed since it was read")
+
+// Replace rewrites an existing file in place as a user edits one: a
+// symlink is written through to its target, the file keeps its
+// permission bits, and the write is Write's. With orig non-nil it first
+// checks that the file still holds exactly orig, and returns ErrChanged
+// (writing nothing) when it does not.
+func Replace(path string, data, orig []byte) error {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return err
+	}
+	if orig != nil {
+		f, err := os.Open(target)
+		if err != nil {
+			return err
+		}
+		cur, err := io.ReadAll(io.LimitReader(f, int64(len(orig))+1))
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(cur, orig) {
+			return ErrChanged
+		}
+	}
+	return Write(target, data, st.Mode().Perm())
 }
 
 // WriteUnsynced is Write without the two fsyncs: a reader still sees the

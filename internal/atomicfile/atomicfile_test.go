@@ -165,3 +165,42 @@ func TestWriteUnsynced(t *testing.T) {
 		t.Errorf("left behind: %q", extra)
 	}
 }
+
+// Replace writes through a symlink to its target, keeps the target's
+// mode, and refuses (writing nothing) when the file no longer holds what
+// the caller read.
+func TestReplace(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "card.yml")
+	if err := os.WriteFile(target, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.yml")
+	if err := os.Symlink("card.yml", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Replace(link, []byte("new"), []byte("stale")); !errors.Is(err, ErrChanged) {
+		t.Fatalf("Replace with a stale original = %v, want ErrChanged", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "old" {
+		t.Fatalf("a refused Replace wrote %q", b)
+	}
+	if err := Replace(link, []byte("new"), []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "new" {
+		t.Errorf("target holds %q, want new", b)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink was replaced: %v, %v", fi, err)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want 0640 kept", fi.Mode().Perm())
+	}
+	if got := leftovers(t, dir, "card.yml", "link.yml"); len(got) != 0 {
+		t.Errorf("left behind: %q", got)
+	}
+	if err := Replace(filepath.Join(dir, "missing"), []byte("x"), nil); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Replace of a missing file = %v, want ErrNotExist", err)
+	}
+}

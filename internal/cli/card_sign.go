@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -405,35 +403,16 @@ func parseTightenFlags(items []string) (*card.Tightening, error) {
 	return t, nil
 }
 
-// cardReplace writes data over the card at path durably (temp file in the
-// same folder, fsync, rename, fsync the folder), keeping its mode. It
-// refuses when the file no longer holds orig: someone else wrote it while
-// the table ran, and their write must not be lost. A symlinked card is
-// written through to its target.
+// cardReplace writes data over the card at path durably, keeping its
+// mode and writing a symlinked card through to its target. It refuses
+// when the file no longer holds orig: someone else wrote it while the
+// table ran, and their write must not be lost.
 func cardReplace(path string, orig, data []byte) error {
-	target, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return Errorf("cannot write %s: %v", path, err)
-	}
-	cur, err := signReadBounded(target, card.MaxSize+1)
-	if err != nil || !bytes.Equal(cur, orig) {
+	switch err := atomicfile.Replace(path, data, orig); {
+	case errors.Is(err, atomicfile.ErrChanged):
 		return Errorf("%s changed while failpass was working on it; nothing written", path).Hint("run the command again")
-	}
-	st, err := os.Stat(target)
-	if err != nil {
-		return Errorf("cannot write %s: %v", path, err)
-	}
-	if err := atomicfile.Write(target, data, st.Mode().Perm()); err != nil {
+	case err != nil:
 		return Errorf("cannot write %s: %v", path, err).Hint("the card's folder must be writable")
 	}
 	return nil
-}
-
-func signReadBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, limit))
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/failpass/failpass/internal/atomicfile"
@@ -248,25 +247,10 @@ func fmtLoopFile(path string, check bool) (bool, error) {
 	if check {
 		return true, nil
 	}
-	return true, replaceFile(path, canon)
-}
-
-// replaceFile writes data to path atomically: a temp file in the same
-// folder, fsync, rename over the original (through a symlink to its
-// target), fsync the folder. The file keeps its permission bits.
-func replaceFile(path string, data []byte) error {
-	target, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return Errorf("cannot resolve %s: %v", path, err)
+	if err := atomicfile.Replace(path, canon, nil); err != nil {
+		return true, Errorf("cannot write %s: %v", path, err).Hint("loop fmt rewrites files in place; check the folder is writable, or use --check")
 	}
-	info, err := os.Stat(target)
-	if err != nil {
-		return Errorf("cannot stat %s: %v", path, err)
-	}
-	if err := atomicfile.Write(target, data, info.Mode().Perm()); err != nil {
-		return Errorf("cannot write %s: %v", path, err).Hint("loop fmt rewrites files in place; check the folder is writable, or use --check")
-	}
-	return nil
+	return true, nil
 }
 
 // runLoopSchema prints an embedded schema byte for byte.
