@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -85,7 +84,7 @@ func runCardLint(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		if *asJSON {
 			out.Error = lintError(err)
-			writeJSON(env, out)
+			writeJSON(env, out, false)
 		}
 		return err
 	}
@@ -100,7 +99,7 @@ func runCardLint(ctx context.Context, env *Env, args []string) error {
 	out.Placeholders = c.Placeholders()
 	switch {
 	case *asJSON:
-		writeJSON(env, out)
+		writeJSON(env, out, false)
 	case len(out.Placeholders) > 0:
 		fmt.Fprintf(env.Stdout, "card %s: template placeholders left: %s\n", *path, strings.Join(out.Placeholders, ", "))
 	default:
@@ -124,15 +123,6 @@ func lintError(err error) *lintErrorJSON {
 		e.Hint = strings.Join(h.Hints(), "; ")
 	}
 	return e
-}
-
-func writeJSON(env *Env, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Only plain structs of strings and numbers are written here.
-		panic(err)
-	}
-	env.Stdout.Write(append(b, '\n'))
 }
 
 func runCardCanonical(ctx context.Context, env *Env, args []string) error {

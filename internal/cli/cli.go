@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/failpass/failpass/internal/card"
@@ -386,4 +387,17 @@ func userError(err error) (string, []string, bool) {
 		return u.Error(), nil, true
 	}
 	return "", nil, false
+}
+
+// writeJSON prints v and a newline on stdout: the one JSON writer of
+// every --json output. One line, or with pretty indented by two spaces
+// (loop validate's form, as the peer's validator prints it). Strings are
+// not HTML-escaped: a path with & or < reads as itself.
+func writeJSON(env *Env, v any, pretty bool) error {
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetEscapeHTML(false)
+	if pretty {
+		enc.SetIndent("", "  ")
+	}
+	return enc.Encode(v)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -114,7 +113,7 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 		skipped = []string{}
 	}
 	if *asJSON {
-		b, _ := json.Marshal(struct {
+		writeJSON(env, struct {
 			Removed []string     `json:"removed"`
 			Cgroups int          `json:"cgroups_removed"`
 			Freed   int64        `json:"freed_bytes"`
@@ -122,8 +121,7 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 			Pruned  []prune.Unit `json:"pruned"`
 			CgSkip  int          `json:"cgroups_skipped"`
 			Skipped []string     `json:"skipped"` // another user's leftovers
-		}{removed, cgroups, freed, total - freed, pruned, len(cgSkipped), skipped})
-		fmt.Fprintf(env.Stdout, "%s\n", b)
+		}{removed, cgroups, freed, total - freed, pruned, len(cgSkipped), skipped}, false)
 	} else {
 		for _, p := range removed {
 			fmt.Fprintln(env.Stdout, Sanitize(p))

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -84,7 +83,7 @@ func runLoopValidate(ctx context.Context, env *Env, args []string) error {
 	fail := func(err error) error {
 		if *asJSON {
 			out.Error = err.Error()
-			writeLoopJSON(env.Stdout, out)
+			writeJSON(env, out, true)
 		}
 		return err
 	}
@@ -128,7 +127,7 @@ func runLoopValidate(ctx context.Context, env *Env, args []string) error {
 	out.Violations = append(out.Violations, vs...)
 	out.Valid = len(vs) == 0
 	if *asJSON {
-		writeLoopJSON(env.Stdout, out)
+		writeJSON(env, out, true)
 	} else if out.Valid {
 		fmt.Fprintf(env.Stdout, "valid %s: %s\n", kind, path)
 	} else {
@@ -140,13 +139,6 @@ func runLoopValidate(ctx context.Context, env *Env, args []string) error {
 		return Exit(ExitFail)
 	}
 	return nil
-}
-
-func writeLoopJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
 }
 
 // readLoopFile reads at most one byte more than a document may have, so an

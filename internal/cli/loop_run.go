@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -400,7 +399,7 @@ func runLoopStatus(ctx context.Context, env *Env, args []string) (err error) {
 	}
 	if *asJSON {
 		for _, s := range list {
-			if err := writeJSONLine(env, s); err != nil {
+			if err := writeJSON(env, s, false); err != nil {
 				return err
 			}
 		}
@@ -458,18 +457,9 @@ func jsonTrouble(env *Env, asJSON bool, err error) error {
 	} else if msg, hints, ok := userError(err); ok {
 		e.Message, e.Hints = msg, hints
 	}
-	_ = writeJSONLine(env, struct {
+	_ = writeJSON(env, struct {
 		Error jsonErr `json:"error"`
-	}{e})
-	return err
-}
-
-func writeJSONLine(env *Env, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(env.Stdout, "%s\n", b)
+	}{e}, false)
 	return err
 }
 

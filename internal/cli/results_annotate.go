@@ -1,10 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"io"
 	"os"
 
@@ -61,47 +60,20 @@ func runResultsAnnotate(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// readVerdicts reads one `gate --json` output: a verdict object, or a
-// batch's NDJSON with its summary line. Trouble (`{"verdict": "error"}`)
-// is a verdict to show, not an error here.
+// readVerdicts reads one `gate --json` output (report.ReadVerdicts).
 func readVerdicts(name string) ([]*gate.Verdict, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, Errorf("cannot read gate output: %v", err).Hint("pass the file `failpass gate --json` wrote")
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, 1<<30))
-	sc.Buffer(make([]byte, 64<<10), report.MaxResultLine)
-	var out []*gate.Verdict
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var v struct {
-			gate.Verdict
-			Summary json.RawMessage `json:"summary"`
-		}
-		if err := json.Unmarshal(line, &v); err != nil {
-			return nil, Errorf("%s:%d: not a gate verdict: %v", name, n, err)
-		}
-		if v.Summary != nil {
-			continue
-		}
-		switch v.Verdict.Verdict {
-		case gate.Pass, gate.Fail, gate.Errored:
-		default:
-			return nil, Errorf("%s:%d: not a gate verdict: verdict %q", name, n, v.Verdict.Verdict)
-		}
-		out = append(out, &v.Verdict)
+	vs, err := report.ReadVerdicts(name, io.LimitReader(f, 1<<30))
+	var re *report.ResultsError
+	if errors.As(err, &re) && re.Msg == report.NoVerdict {
+		return nil, Errorf("%v", err).Hint("the gate printed nothing: see its exit code and stderr")
 	}
-	if err := sc.Err(); err != nil {
-		return nil, Errorf("%s:%d: %v", name, n, err)
+	if err != nil {
+		return nil, Errorf("%v", err)
 	}
-	if len(out) == 0 {
-		return nil, Errorf("%s: no verdict in it", name).Hint("the gate printed nothing: see its exit code and stderr")
-	}
-	return out, nil
+	return vs, nil
 }

@@ -242,29 +242,15 @@ func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
 		if sum != nil {
 			return nil, Summary{}, &ResultsError{file, n, "a line after the summary line"}
 		}
-		var probe struct {
-			Summary   *Summary `json:"summary"`
-			Verdict   *string  `json:"verdict"`
-			Error     string   `json:"error"`
-			Candidate string   `json:"candidate"`
-		}
-		if err := json.Unmarshal(line, &probe); err != nil {
-			return nil, Summary{}, &ResultsError{file, n, "not JSON: " + err.Error()}
-		}
+		summary, v, msg := decodeLine(line)
 		switch {
-		case probe.Summary != nil:
-			sum = probe.Summary
+		case msg != "":
+			return nil, Summary{}, &ResultsError{file, n, msg}
+		case summary != nil:
+			sum = summary
 			continue
-		case probe.Verdict == nil:
-			return nil, Summary{}, &ResultsError{file, n, "neither a verdict nor a summary"}
-		case *probe.Verdict == gate.Errored && probe.Candidate == "":
-			return nil, Summary{}, &ResultsError{file, n, "the shard ended in trouble: " + probe.Error}
-		case *probe.Verdict != gate.Pass && *probe.Verdict != gate.Fail && *probe.Verdict != gate.Errored:
-			return nil, Summary{}, &ResultsError{file, n, fmt.Sprintf("unknown verdict %q", *probe.Verdict)}
-		}
-		var v gate.Verdict
-		if err := json.Unmarshal(line, &v); err != nil {
-			return nil, Summary{}, &ResultsError{file, n, "malformed verdict: " + err.Error()}
+		case v.Verdict == gate.Errored && v.Candidate == "":
+			return nil, Summary{}, &ResultsError{file, n, "the shard ended in trouble: " + v.Error}
 		}
 		if v.Candidate == "" {
 			return nil, Summary{}, &ResultsError{file, n, "a verdict without a candidate"}
@@ -275,8 +261,8 @@ func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
 		if v.Verdict == gate.Pass && v.Failed() != "" {
 			return nil, Summary{}, &ResultsError{file, n, "a passing verdict with a broken rule"}
 		}
-		got.Add(&v)
-		out = append(out, Result{Verdict: &v, Raw: append(json.RawMessage(nil), line...)})
+		got.Add(v)
+		out = append(out, Result{Verdict: v, Raw: append(json.RawMessage(nil), line...)})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, Summary{}, &ResultsError{file, n, err.Error()}
@@ -289,4 +275,65 @@ func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
 		return nil, Summary{}, &ResultsError{File: file, Msg: fmt.Sprintf("the summary (%s) disagrees with the verdicts (%s)", TotalsLine(*sum), TotalsLine(got))}
 	}
 	return out, got, nil
+}
+
+// decodeLine reads one line of `gate --json` output: a summary line, or
+// a verdict whose verdict is one the gate gives. msg says why it is
+// neither.
+func decodeLine(line []byte) (*Summary, *gate.Verdict, string) {
+	var probe struct {
+		Summary *Summary `json:"summary"`
+		Verdict *string  `json:"verdict"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return nil, nil, "not JSON: " + err.Error()
+	}
+	switch {
+	case probe.Summary != nil:
+		return probe.Summary, nil, ""
+	case probe.Verdict == nil:
+		return nil, nil, "neither a verdict nor a summary"
+	case *probe.Verdict != gate.Pass && *probe.Verdict != gate.Fail && *probe.Verdict != gate.Errored:
+		return nil, nil, fmt.Sprintf("unknown verdict %q", *probe.Verdict)
+	}
+	var v gate.Verdict
+	if err := json.Unmarshal(line, &v); err != nil {
+		return nil, nil, "malformed verdict: " + err.Error()
+	}
+	return nil, &v, ""
+}
+
+// NoVerdict is ReadVerdicts's complaint about output that held none.
+const NoVerdict = "no verdict in it"
+
+// ReadVerdicts reads what one `gate --json` printed, to show it rather
+// than merge it: a single gate's verdict object, or a batch's NDJSON
+// (its summary line is skipped). Trouble (`{"verdict": "error"}`) is a
+// verdict to show, not an error here.
+func ReadVerdicts(file string, r io.Reader) ([]*gate.Verdict, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxResultLine)
+	var out []*gate.Verdict
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		summary, v, msg := decodeLine(line)
+		if msg != "" {
+			return nil, &ResultsError{file, n, "not a gate verdict: " + msg}
+		}
+		if summary == nil {
+			out = append(out, v)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &ResultsError{file, n, err.Error()}
+	}
+	if len(out) == 0 {
+		return nil, &ResultsError{File: file, Msg: NoVerdict}
+	}
+	return out, nil
 }
