@@ -231,6 +231,17 @@ func (r *Repo) StateDir(sub ...string) string {
 	return filepath.Join(append([]string{r.CommonDir, "failpass"}, sub...)...)
 }
 
+// Status is the checkout at dir as `git status --porcelain=v1 -z
+// --untracked-files=all` lists it (with ignored, --ignored=matching too):
+// NUL-separated entries, empty for a clean checkout.
+func Status(ctx context.Context, dir string, ignored bool) ([]byte, error) {
+	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=all"}
+	if ignored {
+		args = append(args, "--ignored=matching")
+	}
+	return Command(ctx, dir, nil, args...)
+}
+
 // Command runs `git <hardening> args...` in dir with stdin (may be nil) and
 // returns stdout. A non-zero exit is an *Error. The environment is the
 // process's, minus variables that would redirect git to another repository

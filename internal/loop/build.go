@@ -284,7 +284,7 @@ func candidateOf(ctx context.Context, repo *gitx.Repo, branch, head string, base
 	if dir == "" {
 		return c, nil
 	}
-	st, err := gitx.Command(ctx, dir, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
+	st, err := gitx.Status(ctx, dir, true)
 	if err != nil {
 		return nil, err
 	}

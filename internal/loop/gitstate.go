@@ -69,7 +69,7 @@ func captureState(ctx context.Context, repo *gitx.Repo, skip ...string) (*repoSt
 				return nil, err
 			}
 			ws.index = digest(idx)
-			s, err := gitx.Command(ctx, w.path, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
+			s, err := gitx.Status(ctx, w.path, true)
 			if err != nil {
 				return nil, err
 			}

@@ -38,14 +38,11 @@ func promote(ctx context.Context, repo *gitx.Repo, branch, old, commit string, h
 		}
 		return nil
 	}
-	git := func(args ...string) (string, error) {
-		out, err := gitx.Command(ctx, dir, nil, args...)
-		return strings.TrimSpace(string(out)), err
-	}
+	git := gitIn(ctx, dir)
 	if h, err := git("rev-parse", "--verify", "HEAD"); err != nil || h != old {
 		return fmt.Errorf("the checkout %s is at %s, not %s", dir, short(h), short(old))
 	}
-	if st, err := git("status", "--porcelain", "--untracked-files=all"); err != nil || st != "" {
+	if st, err := gitx.Status(ctx, dir, false); err != nil || len(st) > 0 {
 		return fmt.Errorf("the checkout %s is not clean", dir)
 	}
 	if _, err := git("merge-base", "--is-ancestor", old, commit); err != nil {
@@ -89,10 +86,7 @@ func finishPromotion(ctx context.Context, repo *gitx.Repo, branch, old, commit s
 	if dir == "" {
 		return false, nil // a ref alone moves in one step: nothing to finish
 	}
-	git := func(args ...string) (string, error) {
-		out, err := gitx.Command(ctx, dir, nil, args...)
-		return strings.TrimSpace(string(out)), err
-	}
+	git := gitIn(ctx, dir)
 	if h, err := git("rev-parse", "--verify", "HEAD"); err != nil || h != old {
 		return false, nil
 	}
@@ -103,7 +97,7 @@ func finishPromotion(ctx context.Context, repo *gitx.Repo, branch, old, commit s
 	if got, err := git("write-tree"); err != nil || got != want {
 		return false, nil
 	}
-	st, err := gitx.Command(ctx, dir, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	st, err := gitx.Status(ctx, dir, false)
 	if err != nil {
 		return false, err
 	}
@@ -139,10 +133,7 @@ func onlyStaged(st []byte) bool {
 // verifyCheckout checks that HEAD, the index tree and the files of dir all
 // equal commit and that the tree is clean.
 func verifyCheckout(ctx context.Context, dir, commit string) error {
-	git := func(args ...string) (string, error) {
-		out, err := gitx.Command(ctx, dir, nil, args...)
-		return strings.TrimSpace(string(out)), err
-	}
+	git := gitIn(ctx, dir)
 	h, err := git("rev-parse", "--verify", "HEAD")
 	if err != nil || h != commit {
 		return fmt.Errorf("after promotion HEAD is %s, not %s", short(h), short(commit))
@@ -154,8 +145,16 @@ func verifyCheckout(ctx context.Context, dir, commit string) error {
 	if got, err := git("write-tree"); err != nil || got != want {
 		return fmt.Errorf("after promotion the index tree is %s, not %s", short(got), short(want))
 	}
-	if st, err := git("status", "--porcelain", "--untracked-files=all"); err != nil || st != "" {
+	if st, err := gitx.Status(ctx, dir, false); err != nil || len(st) > 0 {
 		return fmt.Errorf("after promotion the checkout is not clean")
 	}
 	return nil
+}
+
+// gitIn runs git in the checkout dir, its output trimmed.
+func gitIn(ctx context.Context, dir string) func(args ...string) (string, error) {
+	return func(args ...string) (string, error) {
+		out, err := gitx.Command(ctx, dir, nil, args...)
+		return strings.TrimSpace(string(out)), err
+	}
 }

@@ -355,7 +355,7 @@ func (g *GitTree) Apply(ctx context.Context, diff []byte, check bool) error {
 }
 
 func worktreeDirty(ctx context.Context, dir string) (bool, error) {
-	out, err := gitx.Command(ctx, dir, nil, "status", "--porcelain", "-z", "--untracked-files=all")
+	out, err := gitx.Status(ctx, dir, false)
 	if err != nil {
 		return false, err
 	}
