@@ -16,6 +16,7 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/instance"
 	"github.com/failpass/failpass/internal/pathglob"
+	"github.com/failpass/failpass/internal/python"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/signoff"
 )
@@ -30,7 +31,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	repoDir := fs.String("repo", ".", "the repository `DIR` holding REV")
 	out := fs.String("o", "", "write the card to `CARD` (default: fix-<REV>.yml in the current folder)")
 	refOut := fs.String("reference-out", "", "write the reference fix to `DIFF` (default: CARD without .yml, plus .reference.diff)")
-	python := fs.String("python", "", "the Python interpreter `PATH` a Python card names (default: found, see docs/card.md)")
+	pythonFlag := fs.String("python", "", "the Python interpreter `PATH` a Python card names (default: found, see docs/card.md)")
 	force := fs.Bool("force", false, "overwrite CARD and DIFF if they exist")
 	quiet := fs.Bool("quiet", false, "print no progress on stderr")
 	sandboxMode := fs.String("sandbox", "on", "contain the test runs (`on` or off)")
@@ -106,7 +107,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 		Repo: repo,
 		Rev:  rev,
 		FindPython: func(ctx context.Context, module string) (string, error) {
-			return findPython(ctx, env, *python, module)
+			return python.Find(ctx, env.Getenv, *pythonFlag, module)
 		},
 		Env: gate.DefaultEnv(env.Getenv),
 		Policy: func(base string) *sandbox.Policy {
