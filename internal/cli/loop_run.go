@@ -10,12 +10,9 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/contract"
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/loop"
 	"github.com/failpass/failpass/internal/model"
-	"github.com/failpass/failpass/internal/run"
-	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/sign"
 	"github.com/failpass/failpass/internal/signoff"
 )
@@ -140,11 +137,11 @@ func runLoopStart(ctx context.Context, env *Env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	cfg, err := loopConfig(ctx, env, repo, settings, req.Card, trust)
+	cfg, err := loop.NewConfig(ctx, repo, settings, req.Card, trust, env.Getenv, env.Stderr)
 	if err != nil {
 		return err
 	}
-	if err := loopPrepare(ctx, env, repo, cfg, req.Card); err != nil {
+	if err := loop.Prepare(ctx, repo, cfg, req.Card, env.Getenv); err != nil {
 		return err
 	}
 	out, err := loop.Start(ctx, repo, inv, settings, cfg)
@@ -214,84 +211,6 @@ func roleGrants(read, names []string, network bool) (loop.Grants, error) {
 	return g, nil
 }
 
-// roleEnv is a role program's environment: run's minimal one, plus the
-// granted variables that are set.
-func roleEnv(getenv func(string) string, granted []string) []string {
-	env := run.MinimalEnv(getenv)
-	for _, n := range granted {
-		if v := getenv(n); v != "" {
-			env = append(env, n+"="+v)
-		}
-	}
-	return env
-}
-
-// loopConfig makes the adapters of the settings. A reviewer that cannot
-// be made is recorded, not fatal: the loop turns it into
-// blocked/missing_capability (or an in-agent override).
-func loopConfig(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Settings, cp *loop.CardPolicy, trust sign.Trust) (loop.Config, error) {
-	opts := model.Options{BaseURL: st.BaseURL, KeyEnv: st.KeyEnv, Getenv: env.Getenv, Dir: st.WorkingDir,
-		Env: roleEnv(env.Getenv, st.Grants.Env)}
-	cfg := loop.Config{ReviewerID: st.Reviewer, FixerID: st.Fixer, Lenses: st.Lenses, Card: cp, Remote: st.Remote, Log: env.Stderr,
-		Grants: st.Grants}
-	if !st.NoSandbox {
-		// Validation runs contained, as the gate's commands do. It runs
-		// the fixer's code, so it reads the card's build cache (the one
-		// the gate's base runs fill) read-only, through a private layer
-		// per validation (a cold Go build cache per run cost minutes).
-		// Without a card it has a private cold cache.
-		cfg.Sandbox = &sandbox.Policy{}
-		if cp != nil {
-			cfg.Sandbox.CacheDir = gate.BuildCacheDir(repo, cp.Card, loopCardBase(ctx, repo, cp), gate.DefaultEnv(env.Getenv))
-			if cp.Card.Prepare != nil && loopCardBase(ctx, repo, cp) != "" {
-				// What the card's prepare command fetched (loopPrepare),
-				// read-only.
-				cfg.Sandbox.Deps = sandbox.DepsDir(cfg.Sandbox.CacheDir)
-			}
-		}
-	}
-	mk := func(flag, s string) (model.Adapter, error) {
-		spec, err := model.ParseSpec(s)
-		if err != nil {
-			return nil, err
-		}
-		return model.New(spec, opts)
-	}
-	var err error
-	if _, perr := model.ParseSpec(st.Reviewer); perr != nil {
-		return cfg, perr
-	}
-	cfg.ReviewerEndpoint = strings.HasPrefix(st.Reviewer, "openai/")
-	cfg.FixerEndpoint = strings.HasPrefix(st.Fixer, "openai/")
-	cfg.Reviewer, cfg.ReviewerErr = mk("--reviewer", st.Reviewer)
-	if cfg.ReviewerErr != nil {
-		cfg.Reviewer = nil
-	}
-	if cfg.Fixer, err = mk("--fixer", st.Fixer); err != nil {
-		return cfg, err
-	}
-	if st.Decider != "" {
-		if cfg.Decider, err = mk("--decider", st.Decider); err != nil {
-			return cfg, err
-		}
-	}
-	if st.RecordKey != "" {
-		signer, err := sign.LoadSigner(st.RecordKey, env.Getenv)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Record = &loop.Recorder{Signer: signer, Trust: trust, AllowUnsigned: st.AllowUnsigned,
-			Env: gate.DefaultEnv(env.Getenv), CardPath: st.Card}
-	}
-	cfg.Env = run.MinimalEnv(env.Getenv)
-	if cp != nil {
-		// The card's own commands get what the gate gives them, the
-		// environment its build cache (above) is keyed by.
-		cfg.CardEnv = gate.DefaultEnv(env.Getenv)
-	}
-	return cfg, nil
-}
-
 // printOutcome prints the terminal result (JSON with --json, a short
 // summary always, on stderr when stdout has the JSON) and maps its state
 // onto the exit code: converged 0, anything else 1.
@@ -353,11 +272,11 @@ func runLoopResume(ctx context.Context, env *Env, args []string) (err error) {
 			return err
 		}
 	}
-	cfg, err := loopConfig(ctx, env, repo, st, cp, trust)
+	cfg, err := loop.NewConfig(ctx, repo, st, cp, trust, env.Getenv, env.Stderr)
 	if err != nil {
 		return err
 	}
-	if err := loopPrepare(ctx, env, repo, cfg, cp); err != nil {
+	if err := loop.Prepare(ctx, repo, cfg, cp, env.Getenv); err != nil {
 		return err
 	}
 	out, err := loop.Resume(ctx, repo, *id, cfg)
@@ -460,52 +379,5 @@ func jsonTrouble(env *Env, asJSON bool, err error) error {
 	_ = writeJSON(env, struct {
 		Error jsonErr `json:"error"`
 	}{e}, false)
-	return err
-}
-
-// loopCardBase is the commit the card's base names here (base_sha, else
-// base_ref resolved, as the gate resolves it), so the loop reads the same
-// build cache as the gate's runs of the card; "" without a card or when
-// it names no commit here.
-func loopCardBase(ctx context.Context, repo *gitx.Repo, cp *loop.CardPolicy) string {
-	if cp == nil {
-		return ""
-	}
-	if cp.Card.BaseSHA != "" {
-		return cp.Card.BaseSHA
-	}
-	base, err := gate.ResolveBase(ctx, repo, cp.Card)
-	if err != nil {
-		return ""
-	}
-	return base
-}
-
-// loopPrepare runs the card's prepare command before the loop validates
-// anything, as the gate does before its base runs (gate.RunPrepare: once
-// per build cache key, mostly a marker check): the validation runs read
-// what it fetched. Uncontained (--sandbox=off) it runs once per loop
-// command in the user's environment. Then it warms the card's build
-// cache from its base (gate.WarmCache, once per cache).
-func loopPrepare(ctx context.Context, env *Env, repo *gitx.Repo, cfg loop.Config, cp *loop.CardPolicy) error {
-	base := loopCardBase(ctx, repo, cp)
-	if base == "" {
-		return nil
-	}
-	logDir, err := gate.NewLogDir(repo)
-	if err != nil {
-		return err
-	}
-	o := gate.PrepareOptions{Repo: repo, Card: cp.Card, Base: base,
-		Env: gate.DefaultEnv(env.Getenv), Policy: cfg.Sandbox, LogDir: logDir}
-	if _, err := gate.RunPrepare(ctx, o); err != nil {
-		return err
-	}
-	// The validations run candidate code, which never fills the card's
-	// build cache: the card's base fills it once, as the gate's does.
-	o.Starting = func(step string) {
-		fmt.Fprintf(env.Stderr, "loop: %s on the card's base, once, to fill its build cache\n", step)
-	}
-	_, err = gate.WarmCache(ctx, o)
 	return err
 }

@@ -228,7 +228,7 @@ func runDraft(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	adapter, err := model.New(spec, model.Options{BaseURL: f.baseURL, KeyEnv: f.keyEnv, Timeout: f.timeout,
-		Getenv: env.Getenv, Dir: cwd, Env: roleEnv(env.Getenv, grants.Env)})
+		Getenv: env.Getenv, Dir: cwd, Env: model.RoleEnv(env.Getenv, grants.Env)})
 	if err != nil {
 		return err
 	}

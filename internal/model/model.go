@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/failpass/failpass/internal/run"
 )
 
 // Role is what an adapter is asked to do. A cmd: program sees it as
@@ -133,6 +135,18 @@ type Options struct {
 	MaxReply int64
 	// Env is the environment of a cmd: program (FAILPASS_ROLE is added).
 	Env []string
+}
+
+// RoleEnv is a role program's environment (Options.Env): run's minimal
+// one, plus the granted variables that are set.
+func RoleEnv(getenv func(string) string, granted []string) []string {
+	env := run.MinimalEnv(getenv)
+	for _, n := range granted {
+		if v := getenv(n); v != "" {
+			env = append(env, n+"="+v)
+		}
+	}
+	return env
 }
 
 func (o Options) withDefaults() Options {
