@@ -175,43 +175,14 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 
 	// A witness's runs are printed, not stored: the bytes stay the ones the
 	// first signer signed.
-	next := *c
-	if !witness {
-		next.BaseSHA = base
-		if held != nil {
-			h := *c.HeldOut
-			h.Digest = held.Digest
-			next.HeldOut = &h
-		}
-		next.Signoff = res.Signoff(time.Now())
-		next.Signatures = nil
-	}
-	canon, err := next.Canonical()
+	sealed, err := signoff.Seal(orig, c, res, base, held, witness, signer, who, time.Now())
 	if err != nil {
 		return err
 	}
-	armored, err := signer.Sign(sign.NamespaceCard, canon)
-	if err != nil {
-		return err
-	}
-	next.Signatures = append(append([]card.Signature(nil), next.Signatures...), card.Signature{Principal: who, Signature: string(armored)})
-
-	data, kept, err := card.Rewrite(orig, &next, func(d *card.Doc) {
-		if !witness {
-			d.SetBaseSHA(base)
-			if held != nil {
-				d.SetHeldOutDigest(held.Digest)
-			}
-			d.SetSignoff(next.Signoff)
-		}
-		d.SetSignatures(next.Signatures)
-	})
-	if err != nil {
-		return err
-	}
-	if !kept {
+	if !sealed.Kept {
 		fmt.Fprintf(env.Stderr, "warning: %s was rewritten in failpass's layout; its comments could not be kept\n", *path)
 	}
+	next, data := sealed.Card, sealed.Data
 	if err := cardReplace(*path, orig, data); err != nil {
 		return err
 	}
