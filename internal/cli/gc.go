@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/gc"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/prune"
-	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/shellquote"
-	"github.com/failpass/failpass/internal/worktree"
 )
 
 const gcUsage = `failpass gc [--repo DIR] [--json] [--max-age DUR] [--max-size SIZE]`
@@ -61,77 +58,27 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return repoError(err)
 	}
-	removed, skipped, gcErr := worktree.GC(ctx, repo)
-	// Caches of an older format (never read again) and the private
-	// folders of candidates whose failpass was killed.
-	old, cacheErr := gate.RemoveOldCaches(repo)
-	removed = append(removed, old...)
-	if gcErr == nil {
-		gcErr = cacheErr
-	}
-	if removed == nil {
-		removed = []string{}
-	}
-	units, theirs, err := prune.Scan(repo.StateDir())
-	skipped = append(skipped, theirs...)
-	var pruned []prune.Unit
-	if err == nil {
-		// A build cache goes only when no run holds it.
-		held := prune.Held{Claims: sandbox.IsBuildCache, Remove: sandbox.RemoveBuildCache}
-		pruned, err = prune.Remove(prune.Select(units, time.Now(), maxAge, maxSize), held)
-	}
-	gcErr = errors.Join(gcErr, err)
-	var freed, total int64
-	for _, u := range units {
-		total += u.Bytes
-	}
-	for _, u := range pruned {
-		freed += u.Bytes
-		removed = append(removed, u.Path)
-	}
-	if pruned == nil {
-		pruned = []prune.Unit{}
-	}
-	// Cgroups of sandboxed commands whose failpass was killed: not paths in
-	// the repository, so counted rather than listed.
-	cgroups, cgSkipped, cgErr := sandbox.RemoveStaleCgroups()
-	if gcErr == nil {
-		gcErr = cgErr
-	}
-	if len(cgSkipped) > 0 {
-		// Another user's (root's gate, killed): not ours to remove, and
-		// no failure of this gc.
+	r, gcErr := gc.Run(ctx, repo, maxAge, maxSize)
+	if len(r.CgroupsSkipped) > 0 {
 		fmt.Fprintf(env.Stderr, "failpass gc: skipped %d stale sandbox cgroup(s) of another user, which only that user (or root) can remove: %s\n",
-			len(cgSkipped), Sanitize(strings.Join(cgSkipped, ", ")))
+			len(r.CgroupsSkipped), Sanitize(strings.Join(r.CgroupsSkipped, ", ")))
 	}
-	if len(skipped) > 0 {
-		// Worktrees, caches and logs of another user's runs (root's
-		// gate, killed, in a repository this user can read): the same.
+	if len(r.Skipped) > 0 {
 		fmt.Fprintf(env.Stderr, "failpass gc: skipped %d leftover(s) of another user's runs, which only that user (or root) can remove: %s\n",
-			len(skipped), Sanitize(strings.Join(skipped, ", ")))
-	} else {
-		skipped = []string{}
+			len(r.Skipped), Sanitize(strings.Join(r.Skipped, ", ")))
 	}
 	if *asJSON {
-		writeJSON(env, struct {
-			Removed []string     `json:"removed"`
-			Cgroups int          `json:"cgroups_removed"`
-			Freed   int64        `json:"freed_bytes"`
-			Kept    int64        `json:"kept_bytes"`
-			Pruned  []prune.Unit `json:"pruned"`
-			CgSkip  int          `json:"cgroups_skipped"`
-			Skipped []string     `json:"skipped"` // another user's leftovers
-		}{removed, cgroups, freed, total - freed, pruned, len(cgSkipped), skipped}, false)
+		writeJSON(env, r, false)
 	} else {
-		for _, p := range removed {
+		for _, p := range r.Removed {
 			fmt.Fprintln(env.Stdout, Sanitize(p))
 		}
-		if cgroups > 0 {
-			fmt.Fprintf(env.Stdout, "%d stale sandbox cgroup(s)\n", cgroups)
+		if r.Cgroups > 0 {
+			fmt.Fprintf(env.Stdout, "%d stale sandbox cgroup(s)\n", r.Cgroups)
 		}
-		if len(pruned) > 0 {
+		if len(r.Pruned) > 0 {
 			caches, logs := 0, 0
-			for _, u := range pruned {
+			for _, u := range r.Pruned {
 				if u.Kind == "logs" {
 					logs++
 				} else {
@@ -139,9 +86,9 @@ func runGC(ctx context.Context, env *Env, args []string) error {
 				}
 			}
 			fmt.Fprintf(env.Stdout, "freed %s: %d cache(s), %d log folder(s); caches and logs now take %s\n",
-				prune.FormatSize(freed), caches, logs, prune.FormatSize(total-freed))
+				prune.FormatSize(r.Freed), caches, logs, prune.FormatSize(r.Kept))
 		}
-		if len(removed) == 0 && cgroups == 0 && gcErr == nil {
+		if len(r.Removed) == 0 && r.Cgroups == 0 && gcErr == nil {
 			fmt.Fprintln(env.Stdout, "nothing to remove")
 		}
 	}
