@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/fromcommit"
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
-	"github.com/failpass/failpass/internal/instance"
 	"github.com/failpass/failpass/internal/pathglob"
 	"github.com/failpass/failpass/internal/python"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -24,7 +24,7 @@ import (
 const cardFromCommitUsage = "failpass card from-commit REV [--repo DIR] [-o CARD] [--reference-out DIFF] [--python PATH] [--force] [--sandbox=off] [--quiet]"
 
 // runCardFromCommit is `failpass card from-commit REV`: build a card and
-// its reference fix from an upstream fix commit (see internal/instance).
+// its reference fix from an upstream fix commit (see internal/fromcommit).
 // Exit 0 written; 1 the commit is unusable (the cause printed); 2 trouble.
 func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "card from-commit", cardFromCommitUsage)
@@ -103,7 +103,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 	if prog != nil {
 		step = prog.step
 	}
-	in, err := instance.Build(ctx, instance.Options{
+	in, err := fromcommit.Build(ctx, fromcommit.Options{
 		Repo: repo,
 		Rev:  rev,
 		FindPython: func(ctx context.Context, module string) (string, error) {
@@ -121,7 +121,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 		Getenv: env.Getenv,
 	})
 	prog.close()
-	var ue *instance.UnusableError
+	var ue *fromcommit.UnusableError
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return Errorf("interrupted; nothing was written")
@@ -129,7 +129,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 		printUnusable(env, ue)
 		return Exit(ExitFail)
 	}
-	var ee *instance.EnvError
+	var ee *fromcommit.EnvError
 	if errors.As(err, &ee) {
 		e := Errorf("%s", ee.Msg)
 		for _, h := range ee.Hints {
@@ -225,7 +225,7 @@ func fromCommitLogDir(repo *gitx.Repo) (string, error) {
 // quote the commit (its paths, its tests' output: a collection error is
 // whatever the test module raised), so they are sanitized like every
 // error line.
-func printUnusable(env *Env, ue *instance.UnusableError) {
+func printUnusable(env *Env, ue *fromcommit.UnusableError) {
 	fmt.Fprintf(env.Stdout, "unusable: %s\n", Sanitize(ue.Cause))
 	printHints(env.Stderr, ue.Hints)
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/atomicfile"
-	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/jsonschema"
+	"github.com/failpass/failpass/internal/loopdoc"
 )
 
 const (
@@ -22,18 +22,18 @@ const (
 // validateJSON is the stable `loop validate --json` object; fields may be
 // added, never renamed or removed.
 type validateJSON struct {
-	File       string               `json:"file"`
-	Kind       string               `json:"kind,omitempty"`
-	Against    string               `json:"against,omitempty"`
-	Valid      bool                 `json:"valid"`
-	Violations []contract.Violation `json:"violations"`
-	Error      string               `json:"error,omitempty"`
+	File       string              `json:"file"`
+	Kind       string              `json:"kind,omitempty"`
+	Against    string              `json:"against,omitempty"`
+	Valid      bool                `json:"valid"`
+	Violations []loopdoc.Violation `json:"violations"`
+	Error      string              `json:"error,omitempty"`
 }
 
 // againstKind is the kind of document each kind is checked against.
-var againstKind = map[contract.Kind]contract.Kind{
-	contract.KindCheckpoint:     contract.KindInvocation,
-	contract.KindTerminalResult: contract.KindCheckpoint,
+var againstKind = map[loopdoc.Kind]loopdoc.Kind{
+	loopdoc.KindCheckpoint:     loopdoc.KindInvocation,
+	loopdoc.KindTerminalResult: loopdoc.KindCheckpoint,
 }
 
 // runLoopValidate validates one loop document: exit 0 valid, 1 rule
@@ -48,13 +48,13 @@ func runLoopValidate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var kind contract.Kind
+	var kind loopdoc.Kind
 	var path string
 	switch len(pos) {
 	case 1:
 		path = pos[0]
 	case 2:
-		k, err := contract.ParseKind(pos[0])
+		k, err := loopdoc.ParseKind(pos[0])
 		if err != nil {
 			return &UsageError{Msg: err.Error(), Hint: "usage: " + loopValidateUsage}
 		}
@@ -65,7 +65,7 @@ func runLoopValidate(ctx context.Context, env *Env, args []string) error {
 		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", pos[2]), Hint: "usage: " + loopValidateUsage}
 	}
 	if *kindFlag != "" {
-		k, err := contract.ParseKind(*kindFlag)
+		k, err := loopdoc.ParseKind(*kindFlag)
 		if err != nil {
 			return &UsageError{Msg: err.Error(), Hint: "usage: " + loopValidateUsage}
 		}
@@ -74,12 +74,12 @@ func runLoopValidate(ctx context.Context, env *Env, args []string) error {
 		}
 		kind = k
 	}
-	if kind == contract.KindInvocation && *against != "" {
+	if kind == loopdoc.KindInvocation && *against != "" {
 		return &UsageError{Msg: "an invocation is not checked against another document",
 			Hint: "check the checkpoint against it instead: failpass loop validate checkpoint checkpoint.json --against " + path}
 	}
 
-	out := validateJSON{File: path, Against: *against, Violations: []contract.Violation{}}
+	out := validateJSON{File: path, Against: *against, Violations: []loopdoc.Violation{}}
 	fail := func(err error) error {
 		if *asJSON {
 			out.Error = err.Error()
@@ -92,13 +92,13 @@ func runLoopValidate(ctx context.Context, env *Env, args []string) error {
 		return fail(err)
 	}
 	if kind == "" {
-		if kind, err = contract.Infer(doc); err != nil {
+		if kind, err = loopdoc.Infer(doc); err != nil {
 			return fail(Errorf("%s: %v", path, err).
 				Hint("name the kind: failpass loop validate checkpoint %s (or --kind)", path))
 		}
 	}
 	out.Kind = string(kind)
-	vs, err := contract.ValidateDocument(kind, doc)
+	vs, err := loopdoc.ValidateDocument(kind, doc)
 	if err != nil {
 		return fail(err)
 	}
@@ -114,14 +114,14 @@ func runLoopValidate(ctx context.Context, env *Env, args []string) error {
 		// A document that plainly is another kind is a usage mistake; one
 		// whose kind cannot be told is checked as given, and its missing
 		// identities are reported as violations.
-		if got, err := contract.Infer(other); err == nil && got != want {
+		if got, err := loopdoc.Infer(other); err == nil && got != want {
 			return fail(Errorf("--against %s is a %s; a %s is checked against its %s", *against, got, kind, want).
 				Hint("failpass loop validate %s %s --against %s.json", kind, path, want))
 		}
-		if kind == contract.KindCheckpoint {
-			vs = append(vs, contract.CheckCheckpointAgainstInvocation(other, doc)...)
+		if kind == loopdoc.KindCheckpoint {
+			vs = append(vs, loopdoc.CheckCheckpointAgainstInvocation(other, doc)...)
 		} else {
-			vs = append(vs, contract.CheckTerminalAgainstCheckpoint(other, doc)...)
+			vs = append(vs, loopdoc.CheckTerminalAgainstCheckpoint(other, doc)...)
 		}
 	}
 	out.Violations = append(out.Violations, vs...)
@@ -163,7 +163,7 @@ func readLoopDocument(path string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := contract.DecodeObject(data)
+	doc, err := loopdoc.DecodeObject(data)
 	if err != nil {
 		return nil, fileError(path, err)
 	}
@@ -176,7 +176,7 @@ func fileError(path string, err error) error {
 		de.File = path
 		return de
 	}
-	var ne *contract.NotObjectError
+	var ne *loopdoc.NotObjectError
 	if errors.As(err, &ne) {
 		return Errorf("%s: %v", path, ne).Hint("%s", ne.Hints()[0])
 	}
@@ -225,11 +225,11 @@ func fmtLoopFile(path string, check bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	doc, err := contract.DecodeObject(data)
+	doc, err := loopdoc.DecodeObject(data)
 	if err != nil {
 		return false, fileError(path, err)
 	}
-	canon, err := contract.CanonicalValue(doc)
+	canon, err := loopdoc.CanonicalValue(doc)
 	if err != nil {
 		return false, err
 	}
@@ -255,11 +255,11 @@ func runLoopSchema(ctx context.Context, env *Env, args []string) error {
 	if len(pos) != 1 {
 		return &UsageError{Msg: "name one schema", Hint: "usage: " + loopSchemaUsage}
 	}
-	kind, err := contract.ParseKind(pos[0])
+	kind, err := loopdoc.ParseKind(pos[0])
 	if err != nil {
-		return &UsageError{Msg: err.Error(), Hint: "schemas: " + strings.Join(contract.SchemaNames, ", ")}
+		return &UsageError{Msg: err.Error(), Hint: "schemas: " + strings.Join(loopdoc.SchemaNames, ", ")}
 	}
-	data, err := contract.Schema(kind)
+	data, err := loopdoc.Schema(kind)
 	if err != nil {
 		return err
 	}

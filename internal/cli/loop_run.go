@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/loop"
+	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/sign"
 	"github.com/failpass/failpass/internal/signoff"
@@ -126,7 +126,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) (err error) {
 		if err != nil {
 			return Errorf("cannot read the invocation: %v", err)
 		}
-		if req.From, err = contract.ParseInvocation(data); err != nil {
+		if req.From, err = loopdoc.ParseInvocation(data); err != nil {
 			return Errorf("invocation %s: %v", f.invocation, err).Hint("'failpass loop validate %s' lists every broken rule", f.invocation)
 		}
 		if f.remote == "" && req.From.Publication.Policy == "update_pr" {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/failpass/failpass/internal/instance"
+	"github.com/failpass/failpass/internal/fromcommit"
 )
 
 // esc is what an attacker puts in text failpass prints: a terminal
@@ -67,7 +67,7 @@ func TestRecordVerifyNotValidSanitized(t *testing.T) {
 func TestFromCommitUnusableSanitized(t *testing.T) {
 	var stdout, stderr strings.Builder
 	env := &Env{Stdout: &stdout, Stderr: &stderr}
-	printUnusable(env, &instance.UnusableError{Rev: "HEAD", Cause: "collection error: " + esc, Hints: []string{"fix " + esc}})
+	printUnusable(env, &fromcommit.UnusableError{Rev: "HEAD", Cause: "collection error: " + esc, Hints: []string{"fix " + esc}})
 	noRawControl(t, "unusable stdout", stdout.String())
 	noRawControl(t, "unusable stderr", stderr.String())
 	if want := `unusable: collection error: \x1b[2J\x0dGATE: PASS\x0ahint: trust me` + "\n"; stdout.String() != want {

@@ -12,7 +12,7 @@ import (
 )
 
 // Schema is a compiled schema. It interprets the keyword subset that both
-// the loop documents (internal/contract) and the peer's review-suite
+// the loop documents (internal/loopdoc) and the peer's review-suite
 // documents (internal/model) use: type (object, array, string, boolean,
 // integer), const, enum, minLength (in code points), pattern (Go's RE2,
 // unanchored as in JSON Schema: a schema anchors with ^ and $, and $

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/worktree"
 )
@@ -38,9 +38,9 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	if _, err := e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: reserve attempt", ref, head); err != nil {
 		return attemptOutcome{}, err
 	}
-	a := contract.CycleAttempt{Sequence: seq, StartedFromHead: head, Outcome: "interrupted", FindingID: strings.Join(ids, ",")}
+	a := loopdoc.CycleAttempt{Sequence: seq, StartedFromHead: head, Outcome: "interrupted", FindingID: strings.Join(ids, ",")}
 	e.cp.CycleAttempts = append(e.cp.CycleAttempts, a)
-	e.cp.PreservedFailedAttempts = append(e.cp.PreservedFailedAttempts, contract.PreservedAttempt{AttemptRef: ref,
+	e.cp.PreservedFailedAttempts = append(e.cp.PreservedFailedAttempts, loopdoc.PreservedAttempt{AttemptRef: ref,
 		Reason: "interrupted: attempt " + strconv.Itoa(seq) + " had not finished"})
 	if err := e.save("fix", fmt.Sprintf("run the fixer for attempt %d from %s", seq, short(head))); err != nil {
 		return attemptOutcome{}, err

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/shellquote"
 )
 
@@ -31,7 +31,7 @@ type Request struct {
 	PRHeadRef             string
 	ExpectedOld           string
 	Card                  *CardPolicy
-	From                  *contract.Invocation // --invocation FILE
+	From                  *loopdoc.Invocation // --invocation FILE
 }
 
 // DefaultCycles is the cycle budget when none is given.
@@ -40,7 +40,7 @@ const DefaultCycles = 3
 // BuildInvocation resolves a start request against live git into a
 // complete, valid invocation. Every error is the user's to fix (exit 2:
 // there is no invocation yet).
-func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*contract.Invocation, error) {
+func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*loopdoc.Invocation, error) {
 	if r.From != nil {
 		return checkGiven(ctx, repo, r)
 	}
@@ -103,18 +103,18 @@ func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*contract
 	if err := CheckID(id); err != nil {
 		return nil, err
 	}
-	inv := &contract.Invocation{
-		SchemaVersion:   contract.SchemaVersion,
+	inv := &loopdoc.Invocation{
+		SchemaVersion:   loopdoc.SchemaVersion,
 		InvocationID:    id,
-		ReviewExecution: contract.ReviewExecution{Mode: mode, OverrideAuthorization: r.OverrideAuthorization},
-		FixCycleBudget:  contract.FixCycleBudget{MaxFixCycles: cycles},
+		ReviewExecution: loopdoc.ReviewExecution{Mode: mode, OverrideAuthorization: r.OverrideAuthorization},
+		FixCycleBudget:  loopdoc.FixCycleBudget{MaxFixCycles: cycles},
 		Validation:      r.Card.ValidationCommands(),
 	}
 	inv.Repository, err = repositoryOf(ctx, repo, r.Remote)
 	if err != nil {
 		return nil, err
 	}
-	cand, err := candidateOf(ctx, repo, r.Branch, head, contract.BaseRef{Ref: baseRef, SHA: baseSHA})
+	cand, err := candidateOf(ctx, repo, r.Branch, head, loopdoc.BaseRef{Ref: baseRef, SHA: baseSHA})
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*contract
 	if c.Origin != "" {
 		goal += " (" + c.Origin + ")"
 	}
-	inv.ChangeContract = contract.ChangeContract{
+	inv.ChangeContract = loopdoc.ChangeContract{
 		Goal: goal,
 		AcceptanceCriteria: []string{
 			"the card's pass command exits " + strconv.Itoa(c.Pass.ExpectExit) + ": " + shellquote.Join(c.Pass.Cmd),
@@ -131,8 +131,8 @@ func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*contract
 		},
 		NonGoals:           []string{"anything outside the card's budget"},
 		PreservedBehaviors: []string{"the card's invariant keeps passing"},
-		Sources: contract.Sources{RepositoryInstructions: []contract.SourceRef{}, NamedDocuments: []contract.SourceRef{{Label: "card " + c.ID, Location: cardLocation(r.Card)}},
-			NearbyPatterns: []contract.SourceRef{}},
+		Sources: loopdoc.Sources{RepositoryInstructions: []loopdoc.SourceRef{}, NamedDocuments: []loopdoc.SourceRef{{Label: "card " + c.ID, Location: cardLocation(r.Card)}},
+			NearbyPatterns: []loopdoc.SourceRef{}},
 		AllowedRemediationScope: scopeText(r.Card),
 	}
 	switch r.Publish {
@@ -140,7 +140,7 @@ func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*contract
 		if r.PR != 0 || r.PRHeadRef != "" || r.ExpectedOld != "" {
 			return nil, &InputError{Msg: "--pr, --pr-head-ref and --expected-old are only for --publish update_pr"}
 		}
-		inv.Publication = contract.InvocationPublication{Policy: "local_commit"}
+		inv.Publication = loopdoc.InvocationPublication{Policy: "local_commit"}
 		inv.Candidate.SourceUnavailableReason = "local_commit: no pushable source is bound"
 	case "update_pr":
 		if err := updatePR(ctx, repo, inv, r, baseRef, baseSHA); err != nil {
@@ -180,7 +180,7 @@ func scopeText(p *CardPolicy) string {
 	return s
 }
 
-func updatePR(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, r Request, baseRef, baseSHA string) error {
+func updatePR(ctx context.Context, repo *gitx.Repo, inv *loopdoc.Invocation, r Request, baseRef, baseSHA string) error {
 	if r.Remote == "" || r.PR < 1 || r.PRHeadRef == "" || r.ExpectedOld == "" {
 		return &InputError{Msg: "--publish update_pr needs --remote NAME --pr N --pr-head-ref REF --expected-old SHA"}
 	}
@@ -200,9 +200,9 @@ func updatePR(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, r 
 	if err != nil {
 		return &InputError{Msg: fmt.Sprintf("cannot read %s on %s: %v", ref, r.Remote, err)}
 	}
-	inv.Candidate.PullRequest = &contract.PullRequestID{Repository: url, Number: r.PR}
-	inv.Candidate.SourceBinding = &contract.SourceBinding{Repository: url, RemoteURL: url, Ref: ref, ObservedObjectID: observed}
-	inv.Publication = contract.InvocationPublication{Policy: "update_pr", PullRequest: &contract.PushTarget{
+	inv.Candidate.PullRequest = &loopdoc.PullRequestID{Repository: url, Number: r.PR}
+	inv.Candidate.SourceBinding = &loopdoc.SourceBinding{Repository: url, RemoteURL: url, Ref: ref, ObservedObjectID: observed}
+	inv.Publication = loopdoc.InvocationPublication{Policy: "update_pr", PullRequest: &loopdoc.PushTarget{
 		HeadRepository: url, HeadRef: ref, ExpectedOldHeadSHA: r.ExpectedOld, BaseRef: baseRef, BaseSHA: baseSHA}}
 	return nil
 }
@@ -222,7 +222,7 @@ func lsRemote(ctx context.Context, repo *gitx.Repo, remote, ref string) (string,
 
 // repositoryOf is the repository's identity (the URL of the named remote,
 // else of origin, else the path of its top folder) and its common dir.
-func repositoryOf(ctx context.Context, repo *gitx.Repo, remote string) (contract.Repository, error) {
+func repositoryOf(ctx context.Context, repo *gitx.Repo, remote string) (loopdoc.Repository, error) {
 	id := repo.Dir
 	for _, name := range []string{remote, "origin"} {
 		if name == "" {
@@ -233,7 +233,7 @@ func repositoryOf(ctx context.Context, repo *gitx.Repo, remote string) (contract
 			break
 		}
 	}
-	return contract.Repository{Identity: id, GitCommonDirectory: repo.CommonDir}, nil
+	return loopdoc.Repository{Identity: id, GitCommonDirectory: repo.CommonDir}, nil
 }
 
 func branchHead(ctx context.Context, repo *gitx.Repo, branch string) (string, error) {
@@ -250,7 +250,7 @@ func branchHead(ctx context.Context, repo *gitx.Repo, branch string) (string, er
 // candidateOf describes the committed candidate: head, base, the complete
 // base...head diff, and the state of the checkout that has the branch (it
 // must be clean: the loop never takes an uncommitted tree).
-func candidateOf(ctx context.Context, repo *gitx.Repo, branch, head string, base contract.BaseRef) (*contract.Candidate, error) {
+func candidateOf(ctx context.Context, repo *gitx.Repo, branch, head string, base loopdoc.BaseRef) (*loopdoc.Candidate, error) {
 	diff, err := repo.Git(ctx, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base.SHA+"..."+head, "--")
 	if err != nil {
 		return nil, &InputError{Msg: fmt.Sprintf("cannot diff %s against the base %s: %v", branch, short(base.SHA), err)}
@@ -259,13 +259,13 @@ func candidateOf(ctx context.Context, repo *gitx.Repo, branch, head string, base
 		return nil, &InputError{Msg: fmt.Sprintf("branch %s has no changes against the base %s", branch, short(base.SHA)),
 			Hint: "the loop reviews a committed candidate; commit the change first or pick the right --base"}
 	}
-	c := &contract.Candidate{Branch: branch, HeadSHA: head, ComparisonBase: base, AllChangesCommitted: true,
-		Diff: contract.Diff{Format: "unified_diff", Complete: true, Content: string(diff)}}
+	c := &loopdoc.Candidate{Branch: branch, HeadSHA: head, ComparisonBase: base, AllChangesCommitted: true,
+		Diff: loopdoc.Diff{Format: "unified_diff", Complete: true, Content: string(diff)}}
 	wts, err := listWorktrees(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
-	c.Worktree = contract.Worktree{Tracked: []string{}, Staged: []string{}, Unstaged: []string{}, Untracked: []string{}, Ignored: []string{}}
+	c.Worktree = loopdoc.Worktree{Tracked: []string{}, Staged: []string{}, Unstaged: []string{}, Untracked: []string{}, Ignored: []string{}}
 	dir := ""
 	for _, w := range wts {
 		if w.branch == "refs/heads/"+branch {
@@ -316,7 +316,7 @@ func candidateOf(ctx context.Context, repo *gitx.Repo, branch, head string, base
 
 // checkGiven checks a complete invocation document against the flags
 // given beside it and against live git.
-func checkGiven(ctx context.Context, repo *gitx.Repo, r Request) (*contract.Invocation, error) {
+func checkGiven(ctx context.Context, repo *gitx.Repo, r Request) (*loopdoc.Invocation, error) {
 	inv := r.From
 	disagree := func(flag, got, want string) error {
 		return &InputError{Msg: fmt.Sprintf("%s %s disagrees with the invocation's %s", flag, got, want),

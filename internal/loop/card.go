@@ -6,10 +6,10 @@ import (
 
 	"github.com/failpass/failpass/internal/budget"
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/shellquote"
 )
 
@@ -57,15 +57,15 @@ func NewCardPolicy(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath 
 }
 
 // ValidationCommands are the invocation's validation entries for the card.
-func (p *CardPolicy) ValidationCommands() []contract.ValidationCommand {
-	return []contract.ValidationCommand{
+func (p *CardPolicy) ValidationCommands() []loopdoc.ValidationCommand {
+	return []loopdoc.ValidationCommand{
 		{Name: cardFocusedName, Command: shellquote.Join(p.Card.Pass.Cmd), Scope: "focused"},
 		{Name: cardFullName, Command: shellquote.Join(p.Card.Invariant.Cmd), Scope: "full"},
 	}
 }
 
 // command returns the card command behind a validation entry.
-func (p *CardPolicy) command(c contract.ValidationCommand) (card.Command, bool) {
+func (p *CardPolicy) command(c loopdoc.ValidationCommand) (card.Command, bool) {
 	if p == nil {
 		return card.Command{}, false
 	}

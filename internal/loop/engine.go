@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/sandbox"
 )
@@ -75,7 +75,7 @@ type Config struct {
 // against the checkpoint) and its canonical bytes. Persisted is false when
 // nothing could be written (candidate_busy, checkpoint_mismatch).
 type Outcome struct {
-	Result    *contract.TerminalResult
+	Result    *loopdoc.TerminalResult
 	JSON      []byte
 	Persisted bool
 	Dir       string // the loop's folder
@@ -106,9 +106,9 @@ type engine struct {
 	repo   *gitx.Repo
 	cfg    Config
 	store  *Store
-	inv    *contract.Invocation
+	inv    *loopdoc.Invocation
 	invDoc map[string]any
-	cp     *contract.Checkpoint
+	cp     *loopdoc.Checkpoint
 	cpDoc  map[string]any
 
 	branchRef     string
@@ -174,7 +174,7 @@ func remaining(reason, format string, args ...any) *stop {
 // valid (BuildInvocation or a document given with --invocation). The
 // invocation, settings and first checkpoint are written before any lock
 // or mutation; a busy candidate is reported without writing anything.
-func Start(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, settings *Settings, cfg Config) (*Outcome, error) {
+func Start(ctx context.Context, repo *gitx.Repo, inv *loopdoc.Invocation, settings *Settings, cfg Config) (*Outcome, error) {
 	invData, invDoc, err := checkInvocation(inv)
 	var de *DocumentError
 	if errors.As(err, &de) && authorityOnly(de.Violations) {
@@ -227,7 +227,7 @@ var authorityRules = map[string]bool{
 	"invocation.local_commit_forbids_grants":           true,
 }
 
-func authorityOnly(vs []contract.Violation) bool {
+func authorityOnly(vs []loopdoc.Violation) bool {
 	for _, v := range vs {
 		if !authorityRules[v.Rule] {
 			return false
@@ -239,14 +239,14 @@ func authorityOnly(vs []contract.Violation) bool {
 // refuseAuthority answers an invocation whose publication authority does
 // not hold, before any lock and without writing anything: its documents
 // would not validate, so none are kept.
-func refuseAuthority(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, cfg Config, de *DocumentError) (*Outcome, error) {
+func refuseAuthority(ctx context.Context, repo *gitx.Repo, inv *loopdoc.Invocation, cfg Config, de *DocumentError) (*Outcome, error) {
 	e := newEngine(ctx, repo, inv, nil, cfg)
 	e.cp = initialCheckpoint(inv)
 	_, doc, err := toDoc(e.cp)
 	if err != nil {
 		return nil, err
 	}
-	if vs, err := contract.ValidateDocument(contract.KindCheckpoint, doc); err != nil || len(vs) > 0 {
+	if vs, err := loopdoc.ValidateDocument(loopdoc.KindCheckpoint, doc); err != nil || len(vs) > 0 {
 		return nil, de
 	}
 	e.cpDoc = doc
@@ -257,7 +257,7 @@ func refuseAuthority(ctx context.Context, repo *gitx.Repo, inv *contract.Invocat
 	return e.finishUnpersisted(blocked("missing_authority", "%s", strings.Join(msgs, "; ")))
 }
 
-func newEngine(ctx context.Context, repo *gitx.Repo, inv *contract.Invocation, invDoc map[string]any, cfg Config) *engine {
+func newEngine(ctx context.Context, repo *gitx.Repo, inv *loopdoc.Invocation, invDoc map[string]any, cfg Config) *engine {
 	return &engine{
 		ctx: ctx, repo: repo, cfg: cfg, inv: inv, invDoc: invDoc,
 		store:          StoreFor(repo.CommonDir, inv.InvocationID),
@@ -278,10 +278,10 @@ func (e *engine) lock() (*Locks, error) {
 	return LockCandidate(e.repo.CommonDir, e.branchRef, remoteKey)
 }
 
-func initialCheckpoint(inv *contract.Invocation) *contract.Checkpoint {
+func initialCheckpoint(inv *loopdoc.Invocation) *loopdoc.Checkpoint {
 	c := inv.Candidate
-	cp := &contract.Checkpoint{
-		SchemaVersion:       contract.SchemaVersion,
+	cp := &loopdoc.Checkpoint{
+		SchemaVersion:       loopdoc.SchemaVersion,
 		InvocationID:        inv.InvocationID,
 		Repository:          inv.Repository,
 		Branch:              c.Branch,
@@ -290,22 +290,22 @@ func initialCheckpoint(inv *contract.Invocation) *contract.Checkpoint {
 		CurrentHead:         c.HeadSHA,
 		ComparisonBase:      c.ComparisonBase,
 		PullRequest:         c.PullRequest,
-		Publication:         contract.CheckpointPublication{Policy: inv.Publication.Policy},
+		Publication:         loopdoc.CheckpointPublication{Policy: inv.Publication.Policy},
 		OriginalCycleBudget: inv.FixCycleBudget.MaxFixCycles,
 		HeadHistory:         []string{c.HeadSHA},
-		BaseRevisionHistory: []contract.BaseRef{c.ComparisonBase},
+		BaseRevisionHistory: []loopdoc.BaseRef{c.ComparisonBase},
 		ValidationOutcomes:  notYetRun(inv.Validation),
 		CurrentPhase:        "resolve",
 		ExpectedNextAction:  "check authority, reviewer capability and evidence",
 	}
 	if pr := inv.Publication.PullRequest; pr != nil {
-		cp.Publication.PullRequest = &contract.CheckpointPushTarget{HeadRepository: pr.HeadRepository, HeadRef: pr.HeadRef, BaseRef: pr.BaseRef}
+		cp.Publication.PullRequest = &loopdoc.CheckpointPushTarget{HeadRepository: pr.HeadRepository, HeadRef: pr.HeadRef, BaseRef: pr.BaseRef}
 	}
 	if c.SourceBinding != nil {
 		zero := 0
-		cp.Source = contract.CheckpointSource{Status: "bound", LastVerifiedHead: c.SourceBinding.ObservedObjectID, AheadBy: &zero, BehindBy: &zero}
+		cp.Source = loopdoc.CheckpointSource{Status: "bound", LastVerifiedHead: c.SourceBinding.ObservedObjectID, AheadBy: &zero, BehindBy: &zero}
 	} else {
-		cp.Source = contract.CheckpointSource{Status: "unavailable", UnavailableReason: c.SourceUnavailableReason}
+		cp.Source = loopdoc.CheckpointSource{Status: "unavailable", UnavailableReason: c.SourceUnavailableReason}
 	}
 	return cp
 }
@@ -313,10 +313,10 @@ func initialCheckpoint(inv *contract.Invocation) *contract.Checkpoint {
 // notYetRun is the validation evidence of a head nobody validated yet:
 // every command unavailable, with that reason (a checkpoint always
 // carries both scopes).
-func notYetRun(cmds []contract.ValidationCommand) []contract.ValidationOutcome {
-	out := make([]contract.ValidationOutcome, len(cmds))
+func notYetRun(cmds []loopdoc.ValidationCommand) []loopdoc.ValidationOutcome {
+	out := make([]loopdoc.ValidationOutcome, len(cmds))
 	for i, c := range cmds {
-		out[i] = contract.ValidationOutcome{Name: c.Name, Command: c.Command, Scope: c.Scope, Status: "unavailable",
+		out[i] = loopdoc.ValidationOutcome{Name: c.Name, Command: c.Command, Scope: c.Scope, Status: "unavailable",
 			Reason: "not yet run at this head"}
 	}
 	return out
@@ -553,7 +553,7 @@ func (e *engine) checkDrift(where string) error {
 	if sha != e.cp.ComparisonBase.SHA {
 		e.baseDrifts++
 		e.logf("base %s moved %s -> %s before %s; evidence is rebuilt", e.cp.ComparisonBase.Ref, short(e.cp.ComparisonBase.SHA), short(sha), where)
-		nb := contract.BaseRef{Ref: e.cp.ComparisonBase.Ref, SHA: sha}
+		nb := loopdoc.BaseRef{Ref: e.cp.ComparisonBase.Ref, SHA: sha}
 		e.cp.ComparisonBase = nb
 		e.cp.BaseRevisionHistory = append(e.cp.BaseRevisionHistory, nb)
 		e.cp.ValidationOutcomes = notYetRun(e.inv.Validation)

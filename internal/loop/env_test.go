@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/loopdoc"
 )
 
 // TestStepEnv: the loop validates a card's commands in the environment
@@ -21,7 +21,7 @@ func TestStepEnv(t *testing.T) {
 	host := map[string]string{"PATH": "/bin", "HOME": "/home/u", "GOFLAGS": "-mod=vendor", "SECRET_TOKEN": "x"}
 	getenv := func(k string) string { return host[k] }
 	e := &engine{cfg: Config{Card: &CardPolicy{Card: c}, Env: []string{"PATH=/bin", "LANG=C.UTF-8"}, CardEnv: gate.DefaultEnv(getenv)}}
-	e.inv = &contract.Invocation{Validation: append(e.cfg.Card.ValidationCommands(), contract.ValidationCommand{Name: "lint", Command: "make lint", Scope: "full"})}
+	e.inv = &loopdoc.Invocation{Validation: append(e.cfg.Card.ValidationCommands(), loopdoc.ValidationCommand{Name: "lint", Command: "make lint", Scope: "full"})}
 	steps := e.steps()
 	for _, tt := range []struct {
 		i         int

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/loopdoc"
 )
 
 // finish writes the return checkpoint (when persist), builds the terminal
@@ -56,7 +56,7 @@ func (e *engine) rereadBaseAtReturn() {
 	if err != nil || sha == e.cp.ComparisonBase.SHA {
 		return
 	}
-	nb := contract.BaseRef{Ref: e.cp.ComparisonBase.Ref, SHA: sha}
+	nb := loopdoc.BaseRef{Ref: e.cp.ComparisonBase.Ref, SHA: sha}
 	e.cp.ComparisonBase = nb
 	e.cp.BaseRevisionHistory = append(e.cp.BaseRevisionHistory, nb)
 	e.cp.ValidationOutcomes = notYetRun(e.inv.Validation)
@@ -100,31 +100,31 @@ func (e *engine) counts(remote string) (ahead, behind int) {
 
 // terminal builds the terminal result from the checkpoint: everything in
 // it is derived from the checkpoint, so it validates against it.
-func (e *engine) terminal(s *stop) *contract.TerminalResult {
+func (e *engine) terminal(s *stop) *loopdoc.TerminalResult {
 	cp := e.cp
 	created := append([]string{}, cp.HeadHistory[1:]...)
 	consumed := len(cp.CycleAttempts)
-	tr := &contract.TerminalResult{
-		SchemaVersion: contract.SchemaVersion,
+	tr := &loopdoc.TerminalResult{
+		SchemaVersion: loopdoc.SchemaVersion,
 		InvocationID:  cp.InvocationID,
 		TerminalState: s.state,
 		Reason:        s.reason,
-		Budget: contract.Budget{OriginalMaxFixCycles: cp.OriginalCycleBudget, ConsumedCycles: consumed,
+		Budget: loopdoc.Budget{OriginalMaxFixCycles: cp.OriginalCycleBudget, ConsumedCycles: consumed,
 			RemainingCycles: cp.OriginalCycleBudget - consumed},
 		ResumeStatus:                 "not_resumed",
 		Repository:                   cp.Repository,
 		Branch:                       cp.Branch,
 		Worktree:                     cp.Worktree,
 		PullRequest:                  cp.PullRequest,
-		Head:                         contract.HeadPair{Initial: cp.InitialHead, Final: cp.CurrentHead},
-		ComparisonBase:               contract.BasePair{Initial: cp.BaseRevisionHistory[0], Final: cp.ComparisonBase},
+		Head:                         loopdoc.HeadPair{Initial: cp.InitialHead, Final: cp.CurrentHead},
+		ComparisonBase:               loopdoc.BasePair{Initial: cp.BaseRevisionHistory[0], Final: cp.ComparisonBase},
 		HeadHistory:                  cp.HeadHistory,
 		BaseRevisionHistory:          cp.BaseRevisionHistory,
 		ReviewRecords:                cp.ReviewRecords,
 		ValidationSummary:            cp.ValidationOutcomes,
 		CreatedCommits:               created,
 		PreservedFailedAttempts:      cp.PreservedFailedAttempts,
-		FindingDispositions:          []contract.ResultDisposition{},
+		FindingDispositions:          []loopdoc.ResultDisposition{},
 		UnresolvedOrDeferredFindings: []string{},
 	}
 	if e.resumed {
@@ -133,14 +133,14 @@ func (e *engine) terminal(s *stop) *contract.TerminalResult {
 	// The initial comparison base keeps its first ref name.
 	tr.ComparisonBase.Initial = cp.BaseRevisionHistory[0]
 	if cp.Source.Status == "bound" {
-		tr.Source = contract.ResultSource{Status: "bound", InitialHead: e.inv.Candidate.SourceBinding.ObservedObjectID,
+		tr.Source = loopdoc.ResultSource{Status: "bound", InitialHead: e.inv.Candidate.SourceBinding.ObservedObjectID,
 			FinalHead: cp.Source.LastVerifiedHead, AheadBy: cp.Source.AheadBy, BehindBy: cp.Source.BehindBy}
 	} else {
-		tr.Source = contract.ResultSource{Status: "unavailable", UnavailableReason: cp.Source.UnavailableReason +
+		tr.Source = loopdoc.ResultSource{Status: "unavailable", UnavailableReason: cp.Source.UnavailableReason +
 			"; divergence from any remote and unpushed commits could not be determined against a source"}
 	}
 	status := PublicationStatus(cp.Publication.Policy, s.state, s.reason, e.published)
-	tr.Publication = contract.ResultPublication{Policy: cp.Publication.Policy, Status: status}
+	tr.Publication = loopdoc.ResultPublication{Policy: cp.Publication.Policy, Status: status}
 	if cp.Publication.Policy == "update_pr" {
 		tr.Publication.RemoteHeadBefore = e.remoteBefore
 		tr.Publication.RemoteHeadAfter = e.remoteAfter
@@ -164,8 +164,8 @@ func (e *engine) terminal(s *stop) *contract.TerminalResult {
 // a finding a committed attempt fixed is selected with that commit;
 // findings a pass rejected or deferred are declined; findings of the
 // newest pass that no commit fixed are unresolved.
-func (e *engine) resultDispositions() ([]contract.ResultDisposition, []string) {
-	out := []contract.ResultDisposition{}
+func (e *engine) resultDispositions() ([]loopdoc.ResultDisposition, []string) {
+	out := []loopdoc.ResultDisposition{}
 	unresolved := []string{}
 	fixed := map[string]string{} // "<pass seq>/<finding id>" -> commit
 	recs := e.cp.ReviewRecords
@@ -182,7 +182,7 @@ func (e *engine) resultDispositions() ([]contract.ResultDisposition, []string) {
 		}
 		for _, id := range strings.Split(a.FindingID, ",") {
 			fixed[fmt.Sprintf("%d/%s", seq, id)] = a.ResultingHead
-			out = append(out, contract.ResultDisposition{FindingID: id, Disposition: "selected",
+			out = append(out, loopdoc.ResultDisposition{FindingID: id, Disposition: "selected",
 				Rationale: fmt.Sprintf("accepted in review pass %d and fixed by attempt %d", seq, a.Sequence), FixCommitSHA: a.ResultingHead})
 		}
 	}
@@ -190,7 +190,7 @@ func (e *engine) resultDispositions() ([]contract.ResultDisposition, []string) {
 		for _, d := range r.FindingDispositions {
 			switch d.Disposition {
 			case Rejected, Deferred:
-				out = append(out, contract.ResultDisposition{FindingID: d.FindingID, Disposition: "declined",
+				out = append(out, loopdoc.ResultDisposition{FindingID: d.FindingID, Disposition: "declined",
 					Rationale: fmt.Sprintf("review pass %d: %s: %s", r.Sequence, d.Disposition, d.Rationale)})
 			}
 			if i == len(recs)-1 && fixed[fmt.Sprintf("%d/%s", r.Sequence, d.FindingID)] == "" {
@@ -203,7 +203,7 @@ func (e *engine) resultDispositions() ([]contract.ResultDisposition, []string) {
 
 // Summary is the short human form of a terminal result: state, reason,
 // cycles, commits and the operator's next step.
-func Summary(tr *contract.TerminalResult) string {
+func Summary(tr *loopdoc.TerminalResult) string {
 	var b strings.Builder
 	state := tr.TerminalState
 	if tr.Reason != "" {

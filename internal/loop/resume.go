@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -92,7 +92,7 @@ func (e *engine) finishUnpersisted(s *stop) (*Outcome, error) {
 	// The result describes the checkpoint as held in memory (reconcile may
 	// have recorded a recovered commit before a later check failed).
 	if _, doc, err := toDoc(e.cp); err == nil {
-		if vs, err := contract.ValidateDocument(contract.KindCheckpoint, doc); err == nil && len(vs) == 0 {
+		if vs, err := loopdoc.ValidateDocument(loopdoc.KindCheckpoint, doc); err == nil && len(vs) == 0 {
 			e.cpDoc = doc
 		}
 	}
@@ -228,11 +228,11 @@ func (e *engine) checkRemoteOnResume() *stop {
 
 // Status is what `loop status` shows of one loop.
 type Status struct {
-	ID         string                   `json:"invocation_id"`
-	Dir        string                   `json:"dir"`
-	Checkpoint *contract.Checkpoint     `json:"checkpoint,omitempty"`
-	Terminal   *contract.TerminalResult `json:"terminal_result,omitempty"`
-	Err        string                   `json:"error,omitempty"`
+	ID         string                  `json:"invocation_id"`
+	Dir        string                  `json:"dir"`
+	Checkpoint *loopdoc.Checkpoint     `json:"checkpoint,omitempty"`
+	Terminal   *loopdoc.TerminalResult `json:"terminal_result,omitempty"`
+	Err        string                  `json:"error,omitempty"`
 }
 
 // List returns the status of every loop of the repository, by id.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/worktree"
 )
@@ -55,7 +55,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func sources(in []contract.SourceRef) []model.Source {
+func sources(in []loopdoc.SourceRef) []model.Source {
 	out := []model.Source{}
 	for _, s := range in {
 		src := model.Source{Label: s.Label, Location: s.Location}
@@ -109,7 +109,7 @@ func (e *engine) review() (*model.ReviewResult, error) {
 		}
 	}
 	e.lastPassSeq = seq
-	rec := contract.ReviewRecord{Sequence: seq, HeadSHA: p.Candidate.HeadSHA, ComparisonBaseSHA: p.Candidate.ComparisonBaseSHA,
+	rec := loopdoc.ReviewRecord{Sequence: seq, HeadSHA: p.Candidate.HeadSHA, ComparisonBaseSHA: p.Candidate.ComparisonBaseSHA,
 		ReviewIndependence: independence, ReviewerIdentity: fmt.Sprintf("%s pass %d", identity, seq),
 		WriteIsolation: "enforced", AggregateVerdict: model.VerdictBlocked, IntegrityEvidence: "surface_only"}
 	if err := e.save("review", fmt.Sprintf("review pass %d of %s", seq, short(p.Candidate.HeadSHA))); err != nil {
@@ -240,7 +240,7 @@ func snapshotWrites(w *worktree.Worktree, head string) ([]string, error) {
 
 // decide fills rec's finding dispositions, with the built-in policy or the
 // external decider, and remembers the pass for the early stops.
-func (e *engine) decide(res *model.ReviewResult, rec *contract.ReviewRecord) error {
+func (e *engine) decide(res *model.ReviewResult, rec *loopdoc.ReviewRecord) error {
 	e.decisions = nil
 	if res.Verdict == model.VerdictClean {
 		// A clean review may still carry recommendations; they are left to
@@ -291,7 +291,7 @@ func (e *engine) decide(res *model.ReviewResult, rec *contract.ReviewRecord) err
 	}
 	var material []string
 	for _, d := range e.decisions {
-		rec.FindingDispositions = append(rec.FindingDispositions, contract.FindingDisposition{
+		rec.FindingDispositions = append(rec.FindingDispositions, loopdoc.FindingDisposition{
 			FindingID: d.Finding.ID, Disposition: d.Disposition, Rationale: d.Rationale})
 		if d.Disposition == Accepted {
 			material = append(material, FindingKey(d.Finding))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/loopdoc"
 )
 
 // finding-producing reviewer bodies.
@@ -245,7 +245,7 @@ else
 	cfg := s.config("agent", "agent")
 	cfg.Reviewer, cfg.ReviewerErr = nil, errors.New("no fresh reviewer")
 	inv := s.invocation("override", 3)
-	inv.ReviewExecution = contract.ReviewExecution{Mode: "in_agent_override", OverrideAuthorization: "maintainer@example.org"}
+	inv.ReviewExecution = loopdoc.ReviewExecution{Mode: "in_agent_override", OverrideAuthorization: "maintainer@example.org"}
 	out := s.start(inv, cfg)
 	want(t, out, "converged", "")
 	for _, r := range out.Result.ReviewRecords {

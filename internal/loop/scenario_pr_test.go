@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/loopdoc"
 )
 
 // prScen adds a bare remote holding main and the pull request's head
@@ -21,7 +21,7 @@ func prScen(t *testing.T, candidate string) (*scen, string) {
 	return s, remote
 }
 
-func (s *scen) prInvocation(id string) *contract.Invocation {
+func (s *scen) prInvocation(id string) *loopdoc.Invocation {
 	inv := s.invocation(id, 3)
 	inv.Candidate.SourceUnavailableReason = ""
 	if err := updatePR(context.Background(), s.repo, inv, Request{Remote: "origin", PR: 7, PRHeadRef: "pr-7", ExpectedOld: s.head}, "main", s.base); err != nil {
@@ -151,7 +151,7 @@ func TestGrantForWrongRef(t *testing.T) {
 	cfg := s.config("reviewer", "fixer")
 	cfg.Remote = "origin"
 	inv := s.prInvocation("grant")
-	inv.Publication.RemoteIterationGrants = []contract.RemoteIterationGrant{{MechanismID: "ci", Kind: "ci_check",
+	inv.Publication.RemoteIterationGrants = []loopdoc.RemoteIterationGrant{{MechanismID: "ci", Kind: "ci_check",
 		Repository: inv.Publication.PullRequest.HeadRepository, Ref: "refs/heads/main", OriginOnlyEvidence: "CI runs on pushes only"}}
 	out, err := Start(context.Background(), s.repo, inv, nil, cfg)
 	if err != nil {

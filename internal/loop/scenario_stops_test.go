@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/loopdoc"
 )
 
 func TestRepeatedFailedAttempt(t *testing.T) {
@@ -117,7 +117,7 @@ func TestGivenInvocationMustMatchFlagsAndLiveGit(t *testing.T) {
 		t.Errorf("BuildInvocation(stale head) = %v, want an error about the head", err)
 	}
 	shell := *inv
-	shell.Validation = append([]contract.ValidationCommand(nil), inv.Validation...)
+	shell.Validation = append([]loopdoc.ValidationCommand(nil), inv.Validation...)
 	shell.Validation[0].Command = "sh check.sh && rm -rf /"
 	if _, err := BuildInvocation(ctx, s.repo, Request{From: &shell}); err == nil || !strings.Contains(err.Error(), "shell syntax") {
 		t.Errorf("BuildInvocation(shell syntax) = %v, want a refusal", err)
@@ -127,7 +127,7 @@ func TestGivenInvocationMustMatchFlagsAndLiveGit(t *testing.T) {
 func TestDirtyCandidateIsRefused(t *testing.T) {
 	s := newScen(t, "hello BUG1\n")
 	writeFile(t, s.dir+"/untracked.txt", "x\n", 0o644)
-	_, err := candidateOf(context.Background(), s.repo, "cand", s.head, contract.BaseRef{Ref: "main", SHA: s.base})
+	_, err := candidateOf(context.Background(), s.repo, "cand", s.head, loopdoc.BaseRef{Ref: "main", SHA: s.base})
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "uncommitted") {
 		t.Fatalf("candidateOf(dirty) = %v, want an input error", err)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/sandbox/sandboxtest"
 )
@@ -131,27 +131,27 @@ const fixFirstBug = `sed -i '0,/BUG[0-9]*/s/BUG[0-9]*/ok/' app.txt
 
 // invocation builds a local_commit invocation with check.sh as both
 // validations.
-func (s *scen) invocation(id string, cycles int) *contract.Invocation {
+func (s *scen) invocation(id string, cycles int) *loopdoc.Invocation {
 	ctx := context.Background()
 	repoID, err := repositoryOf(ctx, s.repo, "")
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	cand, err := candidateOf(ctx, s.repo, "cand", s.head, contract.BaseRef{Ref: "main", SHA: s.base})
+	cand, err := candidateOf(ctx, s.repo, "cand", s.head, loopdoc.BaseRef{Ref: "main", SHA: s.base})
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	cand.SourceUnavailableReason = "local_commit: no pushable source is bound"
-	return &contract.Invocation{
-		SchemaVersion: contract.SchemaVersion, InvocationID: id, Repository: repoID, Candidate: *cand,
-		ChangeContract: contract.ChangeContract{Goal: "greet", AcceptanceCriteria: []string{"app.txt greets"},
+	return &loopdoc.Invocation{
+		SchemaVersion: loopdoc.SchemaVersion, InvocationID: id, Repository: repoID, Candidate: *cand,
+		ChangeContract: loopdoc.ChangeContract{Goal: "greet", AcceptanceCriteria: []string{"app.txt greets"},
 			NonGoals: []string{}, PreservedBehaviors: []string{}, AllowedRemediationScope: "app.txt",
-			Sources: contract.Sources{RepositoryInstructions: []contract.SourceRef{}, NamedDocuments: []contract.SourceRef{}, NearbyPatterns: []contract.SourceRef{}}},
-		ReviewExecution: contract.ReviewExecution{Mode: "fresh_subagent"},
-		FixCycleBudget:  contract.FixCycleBudget{MaxFixCycles: cycles},
-		Validation: []contract.ValidationCommand{{Name: "check", Command: "sh check.sh", Scope: "focused"},
+			Sources: loopdoc.Sources{RepositoryInstructions: []loopdoc.SourceRef{}, NamedDocuments: []loopdoc.SourceRef{}, NearbyPatterns: []loopdoc.SourceRef{}}},
+		ReviewExecution: loopdoc.ReviewExecution{Mode: "fresh_subagent"},
+		FixCycleBudget:  loopdoc.FixCycleBudget{MaxFixCycles: cycles},
+		Validation: []loopdoc.ValidationCommand{{Name: "check", Command: "sh check.sh", Scope: "focused"},
 			{Name: "check all", Command: "sh check.sh", Scope: "full"}},
-		Publication: contract.InvocationPublication{Policy: "local_commit"},
+		Publication: loopdoc.InvocationPublication{Policy: "local_commit"},
 	}
 }
 
@@ -181,7 +181,7 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (s *scen) start(inv *contract.Invocation, cfg Config) *Outcome {
+func (s *scen) start(inv *loopdoc.Invocation, cfg Config) *Outcome {
 	s.t.Helper()
 	out, err := Start(context.Background(), s.repo, inv, nil, cfg)
 	if err != nil {

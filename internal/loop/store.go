@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/loopdoc"
 )
 
 // File names inside a loop's folder, <git common dir>/failpass/loops/<id>/.
@@ -68,9 +68,9 @@ func (s *Store) Exists() bool {
 // DocumentError is a loop document failpass refused to write or read
 // because it broke the contract's rules.
 type DocumentError struct {
-	Kind       contract.Kind
+	Kind       loopdoc.Kind
 	File       string
-	Violations []contract.Violation
+	Violations []loopdoc.Violation
 }
 
 func (e *DocumentError) Error() string {
@@ -88,11 +88,11 @@ func (e *DocumentError) Error() string {
 // toDoc marshals v canonically and decodes it into the generic form the
 // validators read.
 func toDoc(v any) ([]byte, map[string]any, error) {
-	data, err := contract.Marshal(v)
+	data, err := loopdoc.Marshal(v)
 	if err != nil {
 		return nil, nil, err
 	}
-	doc, err := contract.DecodeObject(data)
+	doc, err := loopdoc.DecodeObject(data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,51 +100,51 @@ func toDoc(v any) ([]byte, map[string]any, error) {
 }
 
 // checkInvocation validates inv and returns its canonical bytes.
-func checkInvocation(inv *contract.Invocation) ([]byte, map[string]any, error) {
+func checkInvocation(inv *loopdoc.Invocation) ([]byte, map[string]any, error) {
 	data, doc, err := toDoc(inv)
 	if err != nil {
 		return nil, nil, err
 	}
-	vs, err := contract.ValidateDocument(contract.KindInvocation, doc)
+	vs, err := loopdoc.ValidateDocument(loopdoc.KindInvocation, doc)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(vs) > 0 {
-		return nil, nil, &DocumentError{Kind: contract.KindInvocation, File: invocationFile, Violations: vs}
+		return nil, nil, &DocumentError{Kind: loopdoc.KindInvocation, File: invocationFile, Violations: vs}
 	}
 	return data, doc, nil
 }
 
 // checkCheckpoint validates cp on its own and against its invocation.
-func checkCheckpoint(invDoc map[string]any, cp *contract.Checkpoint) ([]byte, map[string]any, error) {
+func checkCheckpoint(invDoc map[string]any, cp *loopdoc.Checkpoint) ([]byte, map[string]any, error) {
 	data, doc, err := toDoc(cp)
 	if err != nil {
 		return nil, nil, err
 	}
-	vs, err := contract.ValidateDocument(contract.KindCheckpoint, doc)
+	vs, err := loopdoc.ValidateDocument(loopdoc.KindCheckpoint, doc)
 	if err != nil {
 		return nil, nil, err
 	}
-	vs = append(vs, contract.CheckCheckpointAgainstInvocation(invDoc, doc)...)
+	vs = append(vs, loopdoc.CheckCheckpointAgainstInvocation(invDoc, doc)...)
 	if len(vs) > 0 {
-		return nil, nil, &DocumentError{Kind: contract.KindCheckpoint, File: checkpointFile, Violations: vs}
+		return nil, nil, &DocumentError{Kind: loopdoc.KindCheckpoint, File: checkpointFile, Violations: vs}
 	}
 	return data, doc, nil
 }
 
 // checkTerminal validates tr on its own and against its checkpoint.
-func checkTerminal(cpDoc map[string]any, tr *contract.TerminalResult) ([]byte, error) {
+func checkTerminal(cpDoc map[string]any, tr *loopdoc.TerminalResult) ([]byte, error) {
 	data, doc, err := toDoc(tr)
 	if err != nil {
 		return nil, err
 	}
-	vs, err := contract.ValidateDocument(contract.KindTerminalResult, doc)
+	vs, err := loopdoc.ValidateDocument(loopdoc.KindTerminalResult, doc)
 	if err != nil {
 		return nil, err
 	}
-	vs = append(vs, contract.CheckTerminalAgainstCheckpoint(cpDoc, doc)...)
+	vs = append(vs, loopdoc.CheckTerminalAgainstCheckpoint(cpDoc, doc)...)
 	if len(vs) > 0 {
-		return nil, &DocumentError{Kind: contract.KindTerminalResult, File: terminalFile, Violations: vs}
+		return nil, &DocumentError{Kind: loopdoc.KindTerminalResult, File: terminalFile, Violations: vs}
 	}
 	return data, nil
 }
@@ -171,12 +171,12 @@ func (s *Store) read(name string) ([]byte, error) {
 }
 
 // LoadInvocation reads and validates the loop's invocation.
-func (s *Store) LoadInvocation() (*contract.Invocation, []byte, error) {
+func (s *Store) LoadInvocation() (*loopdoc.Invocation, []byte, error) {
 	data, err := s.read(invocationFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	inv, err := contract.ParseInvocation(data)
+	inv, err := loopdoc.ParseInvocation(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(s.Dir, invocationFile), err)
 	}
@@ -184,12 +184,12 @@ func (s *Store) LoadInvocation() (*contract.Invocation, []byte, error) {
 }
 
 // LoadCheckpoint reads the loop's checkpoint (validated on its own).
-func (s *Store) LoadCheckpoint() (*contract.Checkpoint, []byte, error) {
+func (s *Store) LoadCheckpoint() (*loopdoc.Checkpoint, []byte, error) {
 	data, err := s.read(checkpointFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	cp, err := contract.ParseCheckpoint(data)
+	cp, err := loopdoc.ParseCheckpoint(data)
 	if err != nil {
 		return nil, data, fmt.Errorf("%s: %w", filepath.Join(s.Dir, checkpointFile), err)
 	}
@@ -197,12 +197,12 @@ func (s *Store) LoadCheckpoint() (*contract.Checkpoint, []byte, error) {
 }
 
 // LoadTerminal reads the loop's terminal result, if it has one.
-func (s *Store) LoadTerminal() (*contract.TerminalResult, []byte, error) {
+func (s *Store) LoadTerminal() (*loopdoc.TerminalResult, []byte, error) {
 	data, err := s.read(terminalFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	tr, err := contract.ParseTerminalResult(data)
+	tr, err := loopdoc.ParseTerminalResult(data)
 	if err != nil {
 		return nil, data, fmt.Errorf("%s: %w", filepath.Join(s.Dir, terminalFile), err)
 	}

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/failpass/failpass/internal/contract"
+	"github.com/failpass/failpass/internal/loopdoc"
 )
 
 // A checkpoint that breaks the contract is refused before it is written:
@@ -44,6 +44,6 @@ func TestInvalidCheckpointIsNeverWritten(t *testing.T) {
 	}
 }
 
-func cycleAttempt(seq int, from, outcome, result string) contract.CycleAttempt {
-	return contract.CycleAttempt{Sequence: seq, StartedFromHead: from, Outcome: outcome, ResultingHead: result}
+func cycleAttempt(seq int, from, outcome, result string) loopdoc.CycleAttempt {
+	return loopdoc.CycleAttempt{Sequence: seq, StartedFromHead: from, Outcome: outcome, ResultingHead: result}
 }

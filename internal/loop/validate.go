@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/contract"
 	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -20,7 +20,7 @@ import (
 // workdir, expected exit, env, timeout) or from an invocation command
 // string split by POSIX word rules.
 type step struct {
-	cmd     contract.ValidationCommand
+	cmd     loopdoc.ValidationCommand
 	argv    []string
 	workdir string
 	expect  int
@@ -63,8 +63,8 @@ func (e *engine) stepEnv(s step) []string {
 // commit under test) and returns one outcome per command, in order, with
 // the log path of each. tag names the logs; evidence is set for the
 // candidate's own runs, before any attempt.
-func (e *engine) runValidation(dir, tag string, evidence bool) ([]contract.ValidationOutcome, map[string]string) {
-	var outs []contract.ValidationOutcome
+func (e *engine) runValidation(dir, tag string, evidence bool) ([]loopdoc.ValidationOutcome, map[string]string) {
+	var outs []loopdoc.ValidationOutcome
 	logs := map[string]string{}
 	sess := run.NewSession() // the commands share one sandbox helper
 	defer sess.Close()
@@ -75,7 +75,7 @@ func (e *engine) runValidation(dir, tag string, evidence bool) ([]contract.Valid
 		cc, err := sandbox.OpenCandidateCache(e.repo.CommonDir, policy.CacheDir)
 		if err != nil {
 			for _, c := range e.inv.Validation {
-				outs = append(outs, contract.ValidationOutcome{Name: c.Name, Command: c.Command, Scope: c.Scope,
+				outs = append(outs, loopdoc.ValidationOutcome{Name: c.Name, Command: c.Command, Scope: c.Scope,
 					Status: "unavailable", Reason: err.Error()})
 			}
 			return outs, logs
@@ -86,7 +86,7 @@ func (e *engine) runValidation(dir, tag string, evidence bool) ([]contract.Valid
 		policy = &p
 	}
 	for i, s := range e.steps() {
-		o := contract.ValidationOutcome{Name: s.cmd.Name, Command: s.cmd.Command, Scope: s.cmd.Scope}
+		o := loopdoc.ValidationOutcome{Name: s.cmd.Name, Command: s.cmd.Command, Scope: s.cmd.Scope}
 		if s.err != nil {
 			o.Status, o.Reason = "unavailable", s.err.Error()
 			outs = append(outs, o)

@@ -1,4 +1,4 @@
-package contract
+package loopdoc
 
 import (
 	"bytes"
@@ -105,7 +105,7 @@ func writeCanonical(b *bytes.Buffer, v any, indent int) error {
 		newline(b, indent)
 		b.WriteString("}")
 	default:
-		return fmt.Errorf("contract: cannot canonicalize Go value of type %s", reflect.TypeOf(v))
+		return fmt.Errorf("loopdoc: cannot canonicalize Go value of type %s", reflect.TypeOf(v))
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func canonicalNumber(n json.Number) (string, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return "", fmt.Errorf("contract: number %s has no canonical form", s)
+		return "", fmt.Errorf("loopdoc: number %s has no canonical form", s)
 	}
 	return pythonFloatRepr(f), nil
 }

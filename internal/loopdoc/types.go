@@ -1,4 +1,4 @@
-package contract
+package loopdoc
 
 import (
 	"encoding/json"
@@ -327,7 +327,7 @@ type TerminalResult struct {
 func Marshal(v any) ([]byte, error) {
 	raw, err := json.Marshal(withEmptyLists(reflect.ValueOf(v)).Interface())
 	if err != nil {
-		return nil, fmt.Errorf("contract: marshal: %w", err)
+		return nil, fmt.Errorf("loopdoc: marshal: %w", err)
 	}
 	return Canonical(raw)
 }

@@ -1,4 +1,4 @@
-package contract
+package loopdoc
 
 import (
 	"embed"
@@ -8,7 +8,7 @@ import (
 	"github.com/failpass/failpass/internal/jsonschema"
 )
 
-// The published schemas live in internal/contract/schemas/ because go:embed
+// The published schemas live in internal/loopdoc/schemas/ because go:embed
 // only reaches files under the package directory; docs/loop-contracts.md
 // points there.
 //
@@ -23,7 +23,7 @@ var SchemaNames = []string{string(KindInvocation), string(KindCheckpoint), strin
 // kind, byte for byte as published in the repository.
 func Schema(kind Kind) ([]byte, error) {
 	if !kind.valid() {
-		return nil, fmt.Errorf("contract: no schema named %q", string(kind))
+		return nil, fmt.Errorf("loopdoc: no schema named %q", string(kind))
 	}
 	return schemaFS.ReadFile("schemas/" + string(kind) + ".schema.json")
 }
@@ -45,7 +45,7 @@ var compiledSchemas = sync.OnceValue(func() map[Kind]*jsonschema.Schema {
 		}
 		s, err := jsonschema.Compile(data, explain)
 		if err != nil {
-			panic(fmt.Sprintf("contract: embedded schema %s: %v", name, err))
+			panic(fmt.Sprintf("loopdoc: embedded schema %s: %v", name, err))
 		}
 		out[Kind(name)] = s
 	}

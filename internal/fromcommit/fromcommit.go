@@ -1,9 +1,9 @@
-// Package instance owns building a contract card from an upstream fix
-// commit, the way SWE-bench builds an instance: a base made of the fix's
+// Package fromcommit is `card from-commit`: a contract card built from an
+// upstream fix commit (what SWE-bench calls an instance): a base made of the fix's
 // parent plus the fix's test changes, the tests that fail on that base and
 // pass with the fix (found by running them), and the fix's other changes
 // as the reference diff the card must admit.
-package instance
+package fromcommit
 
 import (
 	"context"
@@ -171,7 +171,7 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 		// pytest when the interpreter has it (it runs unittest cases
 		// too, and names every test), else unittest.
 		if o.FindPython == nil {
-			return nil, errors.New("instance: no way to find a Python interpreter")
+			return nil, errors.New("fromcommit: no way to find a Python interpreter")
 		}
 		in.Runner = runner.Pytest
 		if b.py, err = o.FindPython(ctx, "pytest"); err != nil {

@@ -1,5 +1,5 @@
-// Package contract owns the review-fix loop's documents (invocation, checkpoint, terminal result): types, embedded schemas, validation rules and canonical JSON.
-package contract
+// Package loopdoc owns the review-fix loop's documents (invocation, checkpoint, terminal result): types, embedded schemas, validation rules and canonical JSON.
+package loopdoc
 
 import (
 	"encoding/json"
@@ -121,7 +121,7 @@ func Validate(kind Kind, data []byte) ([]Violation, error) {
 // stricter ones (rule 8: semantic checks assume the schema's shapes).
 func ValidateDocument(kind Kind, doc map[string]any) ([]Violation, error) {
 	if !kind.valid() {
-		return nil, fmt.Errorf("contract: unknown document kind %q", string(kind))
+		return nil, fmt.Errorf("loopdoc: unknown document kind %q", string(kind))
 	}
 	if out := checkSchema(kind, doc); len(out) > 0 {
 		return out, nil
