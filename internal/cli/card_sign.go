@@ -156,7 +156,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if res.Verdict.Decision == sign.DecisionSign && res.Wrote != nil {
+	if res.Verdict.Decision == signoff.DecisionSign && res.Wrote != nil {
 		// The expected output the reference fix printed: written into the
 		// held-out folder (never shown), and the digest covers it.
 		out := filepath.Join(held.Dir, c.HeldOut.ExpectStdout)
@@ -168,7 +168,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	verdict := res.Verdict
 	fmt.Fprintf(env.Stdout, "decision: %s: %s\n", verdict.Decision, verdict.Reason)
-	if verdict.Decision != sign.DecisionSign {
+	if verdict.Decision != signoff.DecisionSign {
 		fmt.Fprintf(env.Stdout, "card %s: not signed (left unchanged)\n", *path)
 		return Exit(ExitFail)
 	}

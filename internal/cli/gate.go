@@ -24,7 +24,6 @@ import (
 	"github.com/failpass/failpass/internal/report"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/sign"
-	"github.com/failpass/failpass/internal/signoff"
 )
 
 const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--manifest FILE] [--repo DIR] [--json] [--quiet]
@@ -340,7 +339,7 @@ func gateTrust(ctx context.Context, env *Env, repo *gitx.Repo, f *gateFlags) (si
 	if f.allowUnsigned {
 		return nil, nil
 	}
-	return signoff.TrustIn(ctx, repo, f.allowedSigners)
+	return gate.TrustIn(ctx, repo, f.allowedSigners)
 }
 
 // gateSandbox is whether the gate contains a card's commands: on by

@@ -9,12 +9,12 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/loop"
 	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/sign"
-	"github.com/failpass/failpass/internal/signoff"
 )
 
 const loopStartUsage = `failpass loop start --branch BRANCH --reviewer SPEC --fixer SPEC
@@ -176,7 +176,7 @@ func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Set
 		// The gate's trust roots: --allowed-signers, else git config
 		// gpg.ssh.allowedSignersFile, never a file inside failpass's
 		// worktrees.
-		if trust, err = signoff.TrustIn(ctx, repo, st.AllowedSigners); err != nil {
+		if trust, err = gate.TrustIn(ctx, repo, st.AllowedSigners); err != nil {
 			return nil, nil, err
 		}
 		if trust == nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
-	"github.com/failpass/failpass/internal/sign"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -22,8 +21,8 @@ import (
 // invariant command exit as expected, each on a fresh checkout of the base
 // with the fix applied. It runs only when every earlier row let the card
 // through, and returns the runs as signoff evidence.
-func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v sign.Verdict) ([]card.Run, sign.Verdict, error) {
-	if v.Decision != sign.DecisionSign {
+func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v Verdict) ([]card.Run, Verdict, error) {
+	if v.Decision != DecisionSign {
 		return nil, v, nil
 	}
 	c, diff := o.Card, o.Reference
@@ -33,7 +32,7 @@ func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v sign
 	}
 	if rule != "" {
 		fmt.Fprintf(o.Out, "reference: refused by %s: %s\n", rule, reason)
-		return nil, sign.Reference(v, sign.ReferenceCheck{Refused: fmt.Sprintf("breaks %s: %s", rule, reason)}, c.Pass.ExpectExit, c.Invariant.ExpectExit), nil
+		return nil, Reference(v, ReferenceCheck{Refused: fmt.Sprintf("breaks %s: %s", rule, reason)}, c.Pass.ExpectExit, c.Invariant.ExpectExit), nil
 	}
 	wt, err := worktree.Add(ctx, o.Repo, o.Base)
 	if err != nil {
@@ -55,7 +54,7 @@ func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v sign
 	sess := run.NewSession()
 	defer sess.Close()
 
-	var check sign.ReferenceCheck
+	var check ReferenceCheck
 	var runs []card.Run
 	for i, role := range []card.Role{card.RolePass, card.RoleInvariant} {
 		step := "reference " + string(role)
@@ -72,7 +71,7 @@ func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v sign
 			if errors.As(err, &ge) {
 				fmt.Fprintf(o.Out, "reference: does not apply: %s\n", ge.Reason())
 				check.Refused = "does not apply to the base: " + ge.Reason()
-				return nil, sign.Reference(v, check, c.Pass.ExpectExit, c.Invariant.ExpectExit), nil
+				return nil, Reference(v, check, c.Pass.ExpectExit, c.Invariant.ExpectExit), nil
 			}
 			return nil, v, err
 		}
@@ -98,7 +97,7 @@ func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v sign
 		}
 		runs = append(runs, evidence(role, res))
 	}
-	return runs, sign.Reference(v, check, c.Pass.ExpectExit, c.Invariant.ExpectExit), nil
+	return runs, Reference(v, check, c.Pass.ExpectExit, c.Invariant.ExpectExit), nil
 }
 
 // probeRow is the held-out row of a card with held_out.expect_stdout and
@@ -109,7 +108,7 @@ func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v sign
 // becomes it when it has none (r.Wrote, r.HeldOut); and the base's run
 // must differ from it in exit or output, or the probe does not show the
 // bug. The output is never printed.
-func probeRow(ctx context.Context, o Options, policy *sandbox.Policy, r *Result) (sign.Verdict, error) {
+func probeRow(ctx context.Context, o Options, policy *sandbox.Policy, r *Result) (Verdict, error) {
 	h := o.Card.HeldOut
 	wt, err := worktree.Add(ctx, o.Repo, o.Base)
 	if err != nil {
@@ -143,26 +142,26 @@ func probeRow(ctx context.Context, o Options, policy *sandbox.Policy, r *Result)
 		}
 		switch {
 		case hr.cause != "":
-			return sign.Verdict{Decision: sign.DecisionEnvironment, Reason: "the held-out probe failed for its environment with the reference fix: " + hr.cause}, nil
+			return Verdict{Decision: DecisionEnvironment, Reason: "the held-out probe failed for its environment with the reference fix: " + hr.cause}, nil
 		case hr.res.Inconclusive() || hr.res.Exit != h.ExpectExit:
-			return sign.Verdict{Decision: sign.DecisionMismatch, Reason: fmt.Sprintf("the held-out probe does not pass with the reference fix (%s, expected exit %d)", hr.res, h.ExpectExit)}, nil
+			return Verdict{Decision: DecisionMismatch, Reason: fmt.Sprintf("the held-out probe does not pass with the reference fix (%s, expected exit %d)", hr.res, h.ExpectExit)}, nil
 		case hr.res.StdoutTruncated:
-			return sign.Verdict{Decision: sign.DecisionMismatch, Reason: fmt.Sprintf("the held-out probe prints more than %d bytes with the reference fix: keep its output under 1 MiB", card.MaxExpectStdout)}, nil
+			return Verdict{Decision: DecisionMismatch, Reason: fmt.Sprintf("the held-out probe prints more than %d bytes with the reference fix: keep its output under 1 MiB", card.MaxExpectStdout)}, nil
 		}
 		outs = append(outs, hr.stdout)
 	}
 	if !bytes.Equal(outs[0], outs[1]) {
-		return sign.Verdict{Decision: sign.DecisionNondeterministic, Reason: "the held-out probe printed different output in two runs with the reference fix: it is flaky (print nothing that varies: times, addresses, map order)"}, nil
+		return Verdict{Decision: DecisionNondeterministic, Reason: "the held-out probe printed different output in two runs with the reference fix: it is flaky (print nothing that varies: times, addresses, map order)"}, nil
 	}
 	got := outs[0]
 	want := expectedOf(o)
 	switch {
 	case want != nil && !bytes.Equal(got, want):
-		return sign.Verdict{Decision: sign.DecisionMismatch, Reason: "the held-out probe's output with the reference fix differs from held_out.expect_stdout: the file is not what the fix prints (remove it to let card sign write it)"}, nil
+		return Verdict{Decision: DecisionMismatch, Reason: "the held-out probe's output with the reference fix differs from held_out.expect_stdout: the file is not what the fix prints (remove it to let card sign write it)"}, nil
 	case r.baseHeld == nil:
 		return r.Verdict, errors.New("signoff: the held-out probe did not run on the base")
 	case r.baseHeld.res.Exit == h.ExpectExit && !r.baseHeld.res.StdoutTruncated && bytes.Equal(r.baseHeld.stdout, got):
-		return sign.Verdict{Decision: sign.DecisionMismatch, Reason: "the held-out probe exits and prints the same on the base as with the reference fix: the probe does not show the bug"}, nil
+		return Verdict{Decision: DecisionMismatch, Reason: "the held-out probe exits and prints the same on the base as with the reference fix: the probe does not show the bug"}, nil
 	}
 	if want == nil {
 		r.Wrote = got

@@ -25,7 +25,6 @@ import (
 	"github.com/failpass/failpass/internal/heldout"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
-	"github.com/failpass/failpass/internal/sign"
 	"github.com/failpass/failpass/internal/version"
 	"github.com/failpass/failpass/internal/worktree"
 )
@@ -74,7 +73,7 @@ type Progress interface {
 // and the verdict.
 type Result struct {
 	Runs    []card.Run
-	Verdict sign.Verdict
+	Verdict Verdict
 	// Reference is the reference fix's digest (ReferenceDigest), "" when
 	// none was given.
 	Reference string
@@ -177,7 +176,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		r.Runs, r.Verdict = append(r.Runs, refRuns...), v
 		r.Reference = ReferenceDigest(o.Reference)
-		if r.Verdict.Decision == sign.DecisionSign && o.HeldOut != nil && o.Card.HeldOut.ExpectStdout != "" {
+		if r.Verdict.Decision == DecisionSign && o.HeldOut != nil && o.Card.HeldOut.ExpectStdout != "" {
 			if r.Verdict, err = probeRow(ctx, o, policy, r); err != nil {
 				return nil, err
 			}
@@ -189,23 +188,23 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // baseRows runs the fail command n times and the invariant once, each on
 // a fresh checkout of the base in one disposable worktree, then the
 // held-out command, prints every run, and applies the decision table.
-func baseRows(ctx context.Context, o Options, policy *sandbox.Policy, r *Result) ([]card.Run, sign.Verdict, error) {
+func baseRows(ctx context.Context, o Options, policy *sandbox.Policy, r *Result) ([]card.Run, Verdict, error) {
 	c, n := o.Card, o.Repeat
 	wt, err := worktree.Add(ctx, o.Repo, o.Base)
 	if err != nil {
-		return nil, sign.Verdict{}, err
+		return nil, Verdict{}, err
 	}
 	defer wt.Remove(ctx)
 	logDir, err := logDir(o.Repo)
 	if err != nil {
-		return nil, sign.Verdict{}, err
+		return nil, Verdict{}, err
 	}
 	fmt.Fprintf(o.Notes, "logs: %s\n", logDir)
 	if policy != nil {
 		// Writers of the build cache hold its lock (see sandbox.LockCache).
 		unlock, err := sandbox.LockCache(policy.CacheDir)
 		if err != nil {
-			return nil, sign.Verdict{}, err
+			return nil, Verdict{}, err
 		}
 		defer unlock()
 	}
@@ -244,12 +243,12 @@ func baseRows(ctx context.Context, o Options, policy *sandbox.Policy, r *Result)
 		}
 		return res, nil
 	}
-	var fails []sign.Outcome
+	var fails []Outcome
 	var runs []card.Run
 	for i := 0; i < n; i++ {
 		res, err := one(card.RoleFail, i)
 		if err != nil {
-			return nil, sign.Verdict{}, err
+			return nil, Verdict{}, err
 		}
 		cause := gate.EnvironmentOf(c.Fail, res, logOf(card.RoleFail, i))
 		fmt.Fprintf(o.Out, "fail run %d/%d: %s in %s (expect %d)%s\n", i+1, n, res, ms(res.Duration), c.Fail.ExpectExit, causeNote(cause))
@@ -258,19 +257,19 @@ func baseRows(ctx context.Context, o Options, policy *sandbox.Policy, r *Result)
 	}
 	res, err := one(card.RoleInvariant, 0)
 	if err != nil {
-		return nil, sign.Verdict{}, err
+		return nil, Verdict{}, err
 	}
 	cause := gate.EnvironmentOf(c.Invariant, res, logOf(card.RoleInvariant, 0))
 	fmt.Fprintf(o.Out, "invariant: %s in %s (expect %d)%s\n", res, ms(res.Duration), c.Invariant.ExpectExit, causeNote(cause))
 	runs = append(runs, evidence(card.RoleInvariant, res))
-	v := sign.Decide(fails, c.Fail.ExpectExit, outcome(res, cause), c.Invariant.ExpectExit)
-	if o.HeldOut == nil || v.Decision != sign.DecisionSign {
+	v := Decide(fails, c.Fail.ExpectExit, outcome(res, cause), c.Invariant.ExpectExit)
+	if o.HeldOut == nil || v.Decision != DecisionSign {
 		// The held-out row comes last: an earlier row decides alone.
 		return runs, v, nil
 	}
 	hr, err := heldOutRun(ctx, o, wt, logDir, policy, sess, "held-out-1.log")
 	if err != nil {
-		return nil, sign.Verdict{}, err
+		return nil, Verdict{}, err
 	}
 	res, cause = hr.res, hr.cause
 	runs = append(runs, evidence(card.RoleHeldOut, res))
@@ -278,7 +277,7 @@ func baseRows(ctx context.Context, o Options, policy *sandbox.Policy, r *Result)
 		r.baseHeld = hr
 		return runs, decideBaseProbe(v, hr, c.HeldOut.ExpectExit, expectedOf(o)), nil
 	}
-	return runs, sign.DecideHeldOut(v, outcome(res, cause), c.HeldOut.ExpectExit), nil
+	return runs, DecideHeldOut(v, outcome(res, cause), c.HeldOut.ExpectExit), nil
 }
 
 // expectedOf is the expected output the held-out folder holds, nil when
@@ -307,16 +306,16 @@ func testsOf(o Options) *heldout.Folder {
 // the base the probe must run conclusively and differ from what a fix
 // gives, in its exit or its output. Without the expected output yet,
 // only the first is known here; probeRow compares the output.
-func decideBaseProbe(v sign.Verdict, hr *heldRun, expectExit int, want []byte) sign.Verdict {
+func decideBaseProbe(v Verdict, hr *heldRun, expectExit int, want []byte) Verdict {
 	switch {
-	case v.Decision != sign.DecisionSign:
+	case v.Decision != DecisionSign:
 		return v
 	case hr.cause != "":
-		return sign.Verdict{Decision: sign.DecisionEnvironment, Reason: "the held-out probe failed for its environment on the base, not at its output: " + hr.cause}
+		return Verdict{Decision: DecisionEnvironment, Reason: "the held-out probe failed for its environment on the base, not at its output: " + hr.cause}
 	case hr.res.Inconclusive():
-		return sign.Verdict{Decision: sign.DecisionMismatch, Reason: "the held-out probe was inconclusive on the base (timeout, signal, or exit 125/126/127): it proves nothing"}
+		return Verdict{Decision: DecisionMismatch, Reason: "the held-out probe was inconclusive on the base (timeout, signal, or exit 125/126/127): it proves nothing"}
 	case want != nil && hr.res.Exit == expectExit && !hr.res.StdoutTruncated && bytes.Equal(hr.stdout, want):
-		return sign.Verdict{Decision: sign.DecisionMismatch, Reason: "the held-out probe exits as expected and prints the expected output on the base: the probe does not show the bug"}
+		return Verdict{Decision: DecisionMismatch, Reason: "the held-out probe exits as expected and prints the expected output on the base: the probe does not show the bug"}
 	}
 	return v
 }
@@ -373,8 +372,8 @@ func heldOutIn(ctx context.Context, o Options, wt *worktree.Worktree, log string
 
 // outcome is a run as the decision table sees it: a run that failed for
 // its environment proves nothing.
-func outcome(res run.Result, cause string) sign.Outcome {
-	return sign.Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause}
+func outcome(res run.Result, cause string) Outcome {
+	return Outcome{Exit: res.Exit, Inconclusive: res.Inconclusive() || cause != "", Environment: cause}
 }
 
 // evidence is a run as the signoff records it.

@@ -15,7 +15,6 @@ import (
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/heldout"
-	"github.com/failpass/failpass/internal/sign"
 )
 
 func TestMain(m *testing.M) { gittest.Main(m, "signoff") }
@@ -93,47 +92,47 @@ func TestRun(t *testing.T) {
 		invariant string
 		held      *heldout.Folder
 		ref       []byte
-		decision  sign.Decision
+		decision  Decision
 		roles     string   // the runs' roles and exits
 		out       []string // regexps, one per Out line
 		steps     string
 	}{
 		{
 			name: "fail runs and invariant", invariant: cleanInvariant,
-			decision: sign.DecisionSign, roles: "fail=1 fail=1 invariant=0",
+			decision: DecisionSign, roles: "fail=1 fail=1 invariant=0",
 			out:   []string{`^fail run 1/2: exit 1 in \d+ms \(expect 1\)$`, `^fail run 2/2: exit 1 `, `^invariant: exit 0 in \d+ms \(expect 0\)$`},
 			steps: "start fail run 1/2|end fail run 1/2: exit 1|start fail run 2/2|end fail run 2/2: exit 1|start invariant run 1|end invariant run 1: exit 0",
 		},
 		{
 			name: "every row signs", invariant: cleanInvariant, held: held, ref: fixed,
-			decision: sign.DecisionSign, roles: "fail=1 fail=1 invariant=0 held_out=1 pass=0 invariant=0",
+			decision: DecisionSign, roles: "fail=1 fail=1 invariant=0 held_out=1 pass=0 invariant=0",
 			out: []string{`^fail run 1/2: `, `^fail run 2/2: `, `^invariant: `,
 				`^held-out: exit 1 in \d+ms \(1 file\(s\); must not exit 0 on the base\)$`,
 				`^reference pass: exit 0 in \d+ms \(expect 0\)$`, `^reference invariant: exit 0 `},
 		},
 		{
 			name: "a dirty invariant stops before the other rows", invariant: "exit 3", held: held, ref: fixed,
-			decision: sign.DecisionDirty, roles: "fail=1 fail=1 invariant=3",
+			decision: DecisionDirty, roles: "fail=1 fail=1 invariant=3",
 			out: []string{`^fail run 1/2: `, `^fail run 2/2: `, `^invariant: exit 3 `},
 		},
 		{
 			name: "held-out tests that pass on the base", invariant: cleanInvariant, held: heldPasses, ref: fixed,
-			decision: sign.DecisionMismatch, roles: "fail=1 fail=1 invariant=0 held_out=0",
+			decision: DecisionMismatch, roles: "fail=1 fail=1 invariant=0 held_out=0",
 			out: []string{`^fail run 1/2: `, `^fail run 2/2: `, `^invariant: `, `^held-out: exit 0 `},
 		},
 		{
 			name: "a reference that does not fix", invariant: cleanInvariant, ref: wrong,
-			decision: sign.DecisionUnsatisfiable, roles: "fail=1 fail=1 invariant=0 pass=1 invariant=0",
+			decision: DecisionUnsatisfiable, roles: "fail=1 fail=1 invariant=0 pass=1 invariant=0",
 			out: []string{`^fail run 1/2: `, `^fail run 2/2: `, `^invariant: `, `^reference pass: exit 1 `, `^reference invariant: exit 0 `},
 		},
 		{
 			name: "a reference the static rules refuse", invariant: cleanInvariant, ref: denied,
-			decision: sign.DecisionUnsatisfiable, roles: "fail=1 fail=1 invariant=0",
+			decision: DecisionUnsatisfiable, roles: "fail=1 fail=1 invariant=0",
 			out: []string{`^fail run 1/2: `, `^fail run 2/2: `, `^invariant: `, `^reference: refused by budget.deny: `},
 		},
 		{
 			name: "a reference that does not apply", invariant: cleanInvariant, ref: []byte("--- a/src/lib.sh\n+++ b/src/lib.sh\n@@ -1 +1 @@\n-answer=40\n+answer=42\n"),
-			decision: sign.DecisionUnsatisfiable, roles: "fail=1 fail=1 invariant=0",
+			decision: DecisionUnsatisfiable, roles: "fail=1 fail=1 invariant=0",
 			out: []string{`^fail run 1/2: `, `^fail run 2/2: `, `^invariant: `, `^reference: (does not apply|refused by diff\.apply): `},
 		},
 	} {
@@ -209,7 +208,7 @@ func itoa(n int) string {
 // TestSignoff: the block records the table's runs, decision and
 // reference, with the tool's version.
 func TestSignoff(t *testing.T) {
-	r := &Result{Runs: []card.Run{{Role: "fail", Exit: 1}}, Verdict: sign.Verdict{Decision: sign.DecisionSign}, Reference: "sha256:ab"}
+	r := &Result{Runs: []card.Run{{Role: "fail", Exit: 1}}, Verdict: Verdict{Decision: DecisionSign}, Reference: "sha256:ab"}
 	s := r.Signoff(time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)))
 	if s.At != "2026-01-02T02:04:05Z" || s.Decision != "sign" || s.Reference != "sha256:ab" || len(s.Runs) != 1 || s.Tool == "" {
 		t.Errorf("Signoff = %+v", s)

@@ -1,4 +1,4 @@
-package signoff
+package gate
 
 import (
 	"context"
