@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/failpass/failpass/internal/runner"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // Placeholder starts every value of a card template the maintainer must
@@ -20,10 +20,10 @@ const Placeholder = "REPLACE-"
 // failing test, the files no fix should touch, and the step that fetches
 // dependencies.
 type Template struct {
-	Name   string      // the --runner name: go, pytest, unittest, npm, cargo
-	Kind   runner.Kind // the runner Detect reports for the project
-	What   string      // for the message: "a Go module (go.mod)"
-	Python string      // the module a Python interpreter must import, "" for others
+	Name   string          // the --runner name: go, pytest, unittest, npm, cargo
+	Kind   testrunner.Kind // the runner Detect reports for the project
+	What   string          // for the message: "a Go module (go.mod)"
+	Python string          // the module a Python interpreter must import, "" for others
 	// Fail and Invariant are argv; "{python}" stands for the interpreter.
 	Fail, Invariant []string
 	FailExit        int // the runner's exit code for a failing test
@@ -36,26 +36,26 @@ type Template struct {
 
 // templates are in Detect's order.
 var templates = []*Template{
-	{Name: "go", Kind: runner.GoTest, What: "a Go module (go.mod)",
+	{Name: "go", Kind: testrunner.GoTest, What: "a Go module (go.mod)",
 		Fail:      []string{"go", "test", "-count=1", "-run", "^" + Placeholder + "TestName$", "./" + Placeholder + "package"},
 		Invariant: []string{"go", "test", "-count=1", "./" + Placeholder + "package"},
 		FailExit:  1, Deny: []string{".github/**", "go.mod", "go.sum", "vendor/**"},
 		Prepare: []string{"go", "mod", "download"}, PrepareOn: true},
-	{Name: "cargo", Kind: runner.Cargo, What: "a Cargo crate (Cargo.toml)",
+	{Name: "cargo", Kind: testrunner.Cargo, What: "a Cargo crate (Cargo.toml)",
 		Fail:      []string{"cargo", "test", Placeholder + "test_name", "--", "--exact"},
 		Invariant: []string{"cargo", "test"},
 		FailExit:  101, Deny: []string{".github/**", "Cargo.toml", "Cargo.lock", "build.rs", "rust-toolchain*"}},
-	{Name: "pytest", Kind: runner.Pytest, What: "a pytest project", Python: "pytest",
+	{Name: "pytest", Kind: testrunner.Pytest, What: "a pytest project", Python: "pytest",
 		Fail:      []string{"{python}", "-m", "pytest", "-q", Placeholder + "tests/test_file.py::test_name"},
 		Invariant: []string{"{python}", "-m", "pytest", "-q", Placeholder + "tests/test_file.py"},
 		FailExit:  1, Deny: []string{".github/**", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini", "**/conftest.py"},
 		Prepare: []string{"{python}", "-m", "pip", "install", "-r", "requirements.txt"}},
-	{Name: "unittest", Kind: runner.Unittest, What: "a Python project (unittest)", Python: "unittest",
+	{Name: "unittest", Kind: testrunner.Unittest, What: "a Python project (unittest)", Python: "unittest",
 		Fail:      []string{"{python}", "-m", "unittest", Placeholder + "tests.test_module.TestCase.test_name"},
 		Invariant: []string{"{python}", "-m", "unittest", Placeholder + "tests.test_module"},
 		FailExit:  1, Deny: []string{".github/**", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini"},
 		Prepare: []string{"{python}", "-m", "pip", "install", "-r", "requirements.txt"}},
-	{Name: "npm", Kind: runner.NPM, What: "an npm package (package.json)",
+	{Name: "npm", Kind: testrunner.NPM, What: "an npm package (package.json)",
 		Fail:      []string{"npm", "test", "--", Placeholder + "test-file-or-pattern"},
 		Invariant: []string{"npm", "test"},
 		FailExit:  1, Deny: []string{".github/**", "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "node_modules/**"}},
@@ -72,7 +72,7 @@ func TemplateNamed(name string) *Template {
 }
 
 // TemplateFor is the template of a runner Detect reported, nil for none.
-func TemplateFor(k runner.Kind) *Template {
+func TemplateFor(k testrunner.Kind) *Template {
 	for _, t := range templates {
 		if t.Kind == k {
 			return t
@@ -82,11 +82,11 @@ func TemplateFor(k runner.Kind) *Template {
 }
 
 // TemplatesFor lists the templates of the runners a project's files
-// point at (runner.Detect on fsys, the project's folder), most specific
+// point at (testrunner.Detect on fsys, the project's folder), most specific
 // first.
 func TemplatesFor(fsys fs.FS) []*Template {
 	var out []*Template
-	for _, k := range runner.Detect(fsys) {
+	for _, k := range testrunner.Detect(fsys) {
 		if t := TemplateFor(k); t != nil {
 			out = append(out, t)
 		}

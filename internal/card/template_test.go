@@ -6,7 +6,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/failpass/failpass/internal/runner"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // TestTemplates: every runner's template is a valid card without
@@ -16,14 +16,14 @@ import (
 func TestTemplates(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		kind runner.Kind
+		kind testrunner.Kind
 		want []string
 	}{
-		{"go", runner.GoTest, []string{"fail.cmd[4]", "fail.cmd[5]", "id", "invariant.cmd[3]", "pass.cmd[4]", "pass.cmd[5]"}},
-		{"cargo", runner.Cargo, []string{"fail.cmd[2]", "id", "pass.cmd[2]"}},
-		{"pytest", runner.Pytest, []string{"fail.cmd[4]", "id", "invariant.cmd[4]", "pass.cmd[4]"}},
-		{"unittest", runner.Unittest, []string{"fail.cmd[3]", "id", "invariant.cmd[3]", "pass.cmd[3]"}},
-		{"npm", runner.NPM, []string{"fail.cmd[3]", "id", "pass.cmd[3]"}},
+		{"go", testrunner.GoTest, []string{"fail.cmd[4]", "fail.cmd[5]", "id", "invariant.cmd[3]", "pass.cmd[4]", "pass.cmd[5]"}},
+		{"cargo", testrunner.Cargo, []string{"fail.cmd[2]", "id", "pass.cmd[2]"}},
+		{"pytest", testrunner.Pytest, []string{"fail.cmd[4]", "id", "invariant.cmd[4]", "pass.cmd[4]"}},
+		{"unittest", testrunner.Unittest, []string{"fail.cmd[3]", "id", "invariant.cmd[3]", "pass.cmd[3]"}},
+		{"npm", testrunner.NPM, []string{"fail.cmd[3]", "id", "pass.cmd[3]"}},
 	} {
 		tm := TemplateNamed(tc.name)
 		if tm == nil || TemplateFor(tc.kind) != tm {
@@ -53,7 +53,7 @@ func TestTemplates(t *testing.T) {
 	if got := TemplatesFor(fstest.MapFS{"package.json": {}, "go.mod": {}}); len(got) != 2 || got[0].Name != "go" || got[1].Name != "npm" {
 		t.Errorf("TemplatesFor(go.mod, package.json) = %v, want go then npm", got)
 	}
-	if TemplateNamed("make") != nil || TemplateFor(runner.Jest) != nil {
+	if TemplateNamed("make") != nil || TemplateFor(testrunner.Jest) != nil {
 		t.Errorf("a template for a runner card init does not know")
 	}
 }

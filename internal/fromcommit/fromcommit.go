@@ -22,8 +22,8 @@ import (
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/pathglob"
 	"github.com/failpass/failpass/internal/run"
-	"github.com/failpass/failpass/internal/runner"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/testrunner"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -65,7 +65,7 @@ type Instance struct {
 	Rev, Parent, Base string // full commit ids
 	BaseRef           string // BasesRef + the first 12 digits of Rev
 	Ecosystem         Ecosystem
-	Runner            runner.Kind
+	Runner            testrunner.Kind
 	Card              *card.Card
 	// Reference is every non-test change of Rev as a binary git diff
 	// from Base; Base with it applied has Rev's tree.
@@ -173,13 +173,13 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 		if o.FindPython == nil {
 			return nil, errors.New("fromcommit: no way to find a Python interpreter")
 		}
-		in.Runner = runner.Pytest
+		in.Runner = testrunner.Pytest
 		if b.py, err = o.FindPython(ctx, "pytest"); err != nil {
 			var uerr error
 			if b.py, uerr = o.FindPython(ctx, "unittest"); uerr != nil {
 				return nil, err
 			}
-			in.Runner = runner.Unittest
+			in.Runner = testrunner.Unittest
 		}
 	}
 	var tests []Change
@@ -252,10 +252,10 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 	var fail, inv card.Command
 	switch eco {
 	case Go:
-		in.Runner = runner.GoTest
+		in.Runner = testrunner.GoTest
 		fail, inv, err = b.goTests(ctx, tests)
 	case Python:
-		if in.Runner == runner.Unittest {
+		if in.Runner == testrunner.Unittest {
 			fail, inv, err = b.unittestTests(ctx, tests)
 		} else {
 			fail, inv, err = b.pyTests(ctx, tests)
@@ -275,7 +275,7 @@ func Build(ctx context.Context, o Options) (ret *Instance, err error) {
 	// (the harness rule, the canary, the environment check).
 	for _, r := range card.Roles {
 		cmd := c.Command(r)
-		if got := runner.Recognize(cmd.Cmd, cmd.Workdir); got.Kind != in.Runner {
+		if got := testrunner.Recognize(cmd.Cmd, cmd.Workdir); got.Kind != in.Runner {
 			return nil, fmt.Errorf("the %s command built from %s reads as runner %q, not %q", r, short(rev), got.Kind, in.Runner)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/run"
-	"github.com/failpass/failpass/internal/runner"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // The reasons a patch.canary step gives for not running. They are part of
@@ -23,7 +23,7 @@ const (
 
 // canaryRule is patch.canary. Once the patched runs held, it puts one
 // assertion that must fail first in the pass command's oracle test (the
-// runner's own assertion; runner.PlanCanary) and runs the pass command as
+// runner's own assertion; testrunner.PlanCanary) and runs the pass command as
 // signed, once, in the patched runs' worktree reset to the patched tree,
 // on a fresh candidate side and in a sandbox session of its own. It must
 // exit non-zero and be conclusive: a test framework neutered from library
@@ -69,7 +69,7 @@ func (g *gateRun) canaryRun(ctx context.Context) error {
 	} else if why != "" {
 		return g.fail(RulePatchCanary, why)
 	}
-	kind := runner.Recognize(c.Pass.Cmd, c.Pass.Workdir).Kind
+	kind := testrunner.Recognize(c.Pass.Cmd, c.Pass.Workdir).Kind
 	env := classify(kind, res, logPath)
 	step := Step{
 		Rule: RulePatchCanary, Exit: intp(res.Exit), DurationMS: res.Duration.Milliseconds(), Log: &logPath,
@@ -98,7 +98,7 @@ func (g *gateRun) canaryRun(ctx context.Context) error {
 // canaryPlan is what planCanary decided: a plan, a reason not to run, or
 // an error reading the tree.
 type canaryPlan struct {
-	plan   *runner.Canary
+	plan   *testrunner.Canary
 	notRun string
 	why    string // with notRun CanaryNotRecognized: runner's reason
 	err    error
@@ -127,8 +127,8 @@ func (g *gateRun) planCanary() error {
 		return fmt.Errorf("canary: %w", err)
 	}
 	defer root.Close()
-	plan, err := runner.PlanCanary(root.FS(), c.Pass.Cmd, c.Pass.Workdir, tok, decoy)
-	var nr *runner.NotRecognizedError
+	plan, err := testrunner.PlanCanary(root.FS(), c.Pass.Cmd, c.Pass.Workdir, tok, decoy)
+	var nr *testrunner.NotRecognizedError
 	switch {
 	case errors.As(err, &nr):
 		g.canary = canaryPlan{notRun: CanaryNotRecognized, why: nr.Why}
@@ -165,8 +165,8 @@ func (g *gateRun) unplantDecoy() {
 // runsTests says whether cmd is a test runner the decoy is written for,
 // whose tests it cannot break.
 func runsTests(cmd card.Command) bool {
-	switch runner.Recognize(cmd.Cmd, cmd.Workdir).Kind {
-	case runner.Pytest, runner.Unittest, runner.GoTest:
+	switch testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind {
+	case testrunner.Pytest, testrunner.Unittest, testrunner.GoTest:
 		return true
 	}
 	return false
@@ -183,12 +183,12 @@ func (g *gateRun) writeOracle(content []byte) error {
 	return root.WriteFile(filepath.FromSlash(g.canary.plan.File), content, 0o644)
 }
 
-// canaryToken is a fresh random token (runner.TokenLen lowercase letters
+// canaryToken is a fresh random token (testrunner.TokenLen lowercase letters
 // and digits, the first a letter) whose halves differ.
 func canaryToken() (string, error) {
 	const letters = "abcdefghijklmnopqrstuvwxyz"
 	const alnum = letters + "0123456789"
-	b := make([]byte, runner.TokenLen)
+	b := make([]byte, testrunner.TokenLen)
 	for {
 		if _, err := rand.Read(b); err != nil {
 			return "", fmt.Errorf("canary: %w", err)
@@ -208,35 +208,35 @@ func canaryToken() (string, error) {
 const maxClassifyLog = run.DefaultMaxLog + 4096
 
 // EnvironmentOf says why a finished run of cmd failed for its environment
-// rather than at a test (runner.Classify on its log), or "". The gate's
+// rather than at a test (testrunner.Classify on its log), or "". The gate's
 // base rules and `card sign` read base runs through it.
 func EnvironmentOf(cmd card.Command, res run.Result, logPath string) string {
-	return classify(runner.Recognize(cmd.Cmd, cmd.Workdir).Kind, res, logPath)
+	return classify(testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind, res, logPath)
 }
 
 // DependencyOf is EnvironmentOf narrowed to a missing dependency
-// (runner.MissingDependency): the loop's reading of a candidate's own
+// (testrunner.MissingDependency): the loop's reading of a candidate's own
 // runs, where a test that does not compile is the code's to fix.
 func DependencyOf(cmd card.Command, res run.Result, logPath string) string {
 	out := runLog(res, logPath)
 	if out == nil {
 		return ""
 	}
-	return runner.MissingDependency(runner.Recognize(cmd.Cmd, cmd.Workdir).Kind, res.Exit, out)
+	return testrunner.MissingDependency(testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind, res.Exit, out)
 }
 
-// classify is runner.Classify on a finished run and its log: the cause
+// classify is testrunner.Classify on a finished run and its log: the cause
 // when a run of a recognized runner failed for its environment, else "".
 // It can only make a run inconclusive; an unreadable log says nothing.
-func classify(kind runner.Kind, res run.Result, logPath string) string {
-	if kind == runner.Unknown {
+func classify(kind testrunner.Kind, res run.Result, logPath string) string {
+	if kind == testrunner.Unknown {
 		return ""
 	}
 	out := runLog(res, logPath)
 	if out == nil {
 		return ""
 	}
-	return runner.Classify(kind, res.Exit, out)
+	return testrunner.Classify(kind, res.Exit, out)
 }
 
 // runLog is what a classifier reads of a failed, conclusive run: its log,

@@ -30,9 +30,9 @@ import (
 	"github.com/failpass/failpass/internal/heldout"
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/run"
-	"github.com/failpass/failpass/internal/runner"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/sign"
+	"github.com/failpass/failpass/internal/testrunner"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -70,7 +70,7 @@ type RunResult struct {
 	TimedOut   bool     `json:"timed_out"`
 	DurationMS int64    `json:"duration_ms"`
 	// Environment, when set, says the run failed for its environment
-	// rather than at a test (runner.Classify): it is inconclusive.
+	// rather than at a test (testrunner.Classify): it is inconclusive.
 	Environment string `json:"environment,omitempty"`
 }
 
@@ -1147,7 +1147,7 @@ func (g *gateRun) repatch(ctx context.Context, what string) error {
 // treeAltered says why a patched run of cmd that just ended must not
 // count: it changed a file of the tree it was given (g.given, else
 // g.patched), or added one a test runner may load as code
-// (runner.Loadable). A run that rewrites source, another package's or
+// (testrunner.Loadable). A run that rewrites source, another package's or
 // module's, makes its tests run other code than the diff's (the tree is
 // put back before the next run, and the change would never show): a
 // library that rewrites a broken module while the invariant runs would
@@ -1164,12 +1164,12 @@ func (g *gateRun) treeAltered(cmd card.Command) (string, error) {
 	if g.candidate == nil || given == nil {
 		return "", nil
 	}
-	kind := runner.Recognize(cmd.Cmd, cmd.Workdir).Kind
+	kind := testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind
 	notice := func(p string, d fs.DirEntry) bool {
 		if kind.Writes(p, d.IsDir()) || g.harnessAllowed != nil && g.harnessAllowed(p) {
 			return false
 		}
-		return d.IsDir() || d.Type()&fs.ModeSymlink != 0 || runner.Loadable(p)
+		return d.IsDir() || d.Type()&fs.ModeSymlink != 0 || testrunner.Loadable(p)
 	}
 	c, ok, err := g.wt.Altered(given, notice)
 	if err != nil || !ok {
@@ -1228,7 +1228,7 @@ func (g *gateRun) runError(rule string, err error) error {
 // runRule runs cmd Repeat times in the worktree. Every run must be
 // conclusive and exit cmd.ExpectExit; runs that disagree break flakyRule
 // when given, else rule. A base run of a recognized test runner that
-// failed for its environment (runner.Classify) is inconclusive: a test
+// failed for its environment (testrunner.Classify) is inconclusive: a test
 // that never compiled or never imported proves no bug.
 func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Command, flakyRule string) error {
 	step := Step{Rule: rule, Expected: intp(cmd.ExpectExit)}
@@ -1239,9 +1239,9 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 	agree, conclusive := true, true
 	var first *run.Result
 	var firstLog string
-	kind := runner.Unknown
+	kind := testrunner.Unknown
 	if rule == RuleBaseFail || rule == RuleBaseInvariant {
-		kind = runner.Recognize(cmd.Cmd, cmd.Workdir).Kind
+		kind = testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind
 	}
 	environment := ""
 	differs := false
@@ -1311,12 +1311,12 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 	case first.Exit != cmd.ExpectExit:
 		step.Status = StatusFail
 		step.Reason = fmt.Sprintf("exit %d, expected %d", first.Exit, cmd.ExpectExit)
-		if kind == runner.Unknown {
+		if kind == testrunner.Unknown {
 			// A patched run that did not compile fails its rule (the
 			// candidate broke the build), but the reason should say
 			// so, with the compiler's first error, rather than leave
 			// the user to open the log.
-			if why := classify(runner.Recognize(cmd.Cmd, cmd.Workdir).Kind, *first, firstLog); why != "" {
+			if why := classify(testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind, *first, firstLog); why != "" {
 				step.Reason += ": " + why
 			}
 		}

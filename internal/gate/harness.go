@@ -12,7 +12,7 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/harness"
 	"github.com/failpass/failpass/internal/heldout"
-	"github.com/failpass/failpass/internal/runner"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // HarnessInputs says which of paths are implicit inputs of the card's test
@@ -53,10 +53,10 @@ func HarnessInputs(ctx context.Context, repo *gitx.Repo, base string, c *card.Ca
 // neuter tests it cannot see.
 func heldOutStandIn(h *card.HeldOut) card.Command {
 	name := "test_heldout.py"
-	switch runner.Recognize(h.Cmd, h.Workdir).Kind {
-	case runner.GoTest:
+	switch testrunner.Recognize(h.Cmd, h.Workdir).Kind {
+	case testrunner.GoTest:
 		name = "heldout_test.go"
-	case runner.NPM, runner.Jest, runner.Vitest, runner.NodeTest:
+	case testrunner.NPM, testrunner.Jest, testrunner.Vitest, testrunner.NodeTest:
 		name = "heldout.test.js"
 	}
 	rel, err := heldout.RelPaths(h.Workdir, []string{path.Join(h.Dest, name)})

@@ -4,14 +4,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/failpass/failpass/internal/runner"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // TestRunOrder: the canary's place is drawn among all four, first
 // included, the other patched rules keep their canonical order, and
 // CanaryPlace pins it.
 func TestRunOrder(t *testing.T) {
-	g := &gateRun{canary: canaryPlan{plan: &runner.Canary{}}}
+	g := &gateRun{canary: canaryPlan{plan: &testrunner.Canary{}}}
 	seen := map[int]int{}
 	for range 400 {
 		order, err := g.runOrder()

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/failpass/failpass/internal/runner"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // Why go test loads a file.
@@ -21,11 +21,11 @@ const (
 
 var goModFiles = []string{"go.mod", "go.sum", "go.work", "go.work.sum"}
 
-func goPlan(c runner.Command, env map[string]string, t *memo) (*plan, error) {
+func goPlan(c testrunner.Command, env map[string]string, t *memo) (*plan, error) {
 	pl := &plan{}
 	w := c.Workdir
 	var pkgs, roots []string // tested package folders; folders of "./..." patterns
-	var byImport []runner.Target
+	var byImport []testrunner.Target
 	for _, tg := range c.Targets {
 		switch p := tg.Path; {
 		case strings.HasSuffix(p, ".go"): // go test a_test.go a.go: the files' package
@@ -91,7 +91,7 @@ func goPlan(c runner.Command, env map[string]string, t *memo) (*plan, error) {
 		}
 	}
 	// -modfile and -overlay in the argv or the card's GOFLAGS, and GOWORK.
-	goflags := runner.Recognize(append([]string{"go", "test"}, strings.Fields(env["GOFLAGS"])...), w)
+	goflags := testrunner.Recognize(append([]string{"go", "test"}, strings.Fields(env["GOFLAGS"])...), w)
 	for _, cfg := range []string{c.Config, goflags.Config, env["GOWORK"]} {
 		if p := path.Clean(path.Join(w, cfg)); cfg != "" && cfg != "off" && !path.IsAbs(cfg) && inRepo(p) && p != "." {
 			why := "go test reads it (the card names it with -modfile, -overlay or GOWORK)"

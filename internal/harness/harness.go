@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/runner"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // Tree is the base tree, read on demand. Paths are repository-relative,
@@ -49,7 +49,7 @@ func Find(cmds []card.Command, paths []string, tree Tree) (map[string]string, er
 	var open []string // paths no rule decided yet
 	var plans []*plan
 	for _, c := range cmds {
-		rc := runner.Recognize(c.Cmd, c.Workdir)
+		rc := testrunner.Recognize(c.Cmd, c.Workdir)
 		p, err := planFor(rc, c.Env, t)
 		if err != nil {
 			return nil, err
@@ -213,18 +213,18 @@ func segment(rel, seg string) bool {
 	return false
 }
 
-func planFor(c runner.Command, env map[string]string, t *memo) (*plan, error) {
+func planFor(c testrunner.Command, env map[string]string, t *memo) (*plan, error) {
 	if !inRepo(c.Workdir) {
 		return nil, nil
 	}
 	switch c.Kind {
-	case runner.Pytest, runner.Unittest:
+	case testrunner.Pytest, testrunner.Unittest:
 		return pythonPlan(c, env), nil
-	case runner.GoTest:
+	case testrunner.GoTest:
 		return goPlan(c, env, t)
-	case runner.NPM, runner.Jest, runner.Vitest, runner.NodeTest:
+	case testrunner.NPM, testrunner.Jest, testrunner.Vitest, testrunner.NodeTest:
 		return jsPlan(c), nil
-	case runner.Cargo:
+	case testrunner.Cargo:
 		return cargoPlan(c), nil
 	}
 	return nil, nil
@@ -316,7 +316,7 @@ func Warnings(c *card.Card) []string {
 	var ws []*warning
 	for _, r := range card.Roles {
 		cmd := c.Command(r)
-		rc := runner.Recognize(cmd.Cmd, cmd.Workdir)
+		rc := testrunner.Recognize(cmd.Cmd, cmd.Workdir)
 		var why string
 		switch {
 		case !rc.Recognized():
@@ -325,7 +325,7 @@ func Warnings(c *card.Card) []string {
 			why = fmt.Sprintf("%s: failpass cannot tell which tests run, so budget.harness guards what discovery imports (the modules its pattern matches, the test folders' __init__.py) but not what those tests import", rc.Narrowed)
 		case rc.Narrowed != "":
 			why = fmt.Sprintf("%s: failpass cannot tell which files the selected tests live in, so budget.harness guards the runner's configuration but not the tests' own folders", rc.Narrowed)
-		case rc.Kind == runner.Pytest && len(rc.Targets) == 0:
+		case rc.Kind == testrunner.Pytest && len(rc.Targets) == 0:
 			why = "pytest with no test named: failpass cannot tell which files the tests live in, so budget.harness guards the runner's configuration but not the tests' own folders"
 		default:
 			continue

@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/failpass/failpass/internal/runner"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 const (
@@ -23,7 +23,7 @@ var jsConfigs = []string{
 // jsPlan: npm test, jest, vitest and node --test are recognized at the
 // level of their configuration: which files the tests are is up to the
 // configuration itself.
-func jsPlan(c runner.Command) *plan {
+func jsPlan(c testrunner.Command) *plan {
 	pl := &plan{}
 	for _, a := range ancestors(c.Workdir) {
 		pl.names(a, whyJS, jsConfigs...)
@@ -45,7 +45,7 @@ func jsPlan(c runner.Command) *plan {
 		}
 		return ""
 	})
-	if c.Kind == runner.NPM || c.Kind == runner.Jest {
+	if c.Kind == testrunner.NPM || c.Kind == testrunner.Jest {
 		// Jest mocks node modules with the files of <rootDir>/__mocks__
 		// without being asked, and create-react-app loads setupTests.
 		pl.below(path.Join(c.Workdir, "__mocks__"), "jest mocks node modules with the files of __mocks__ beside node_modules")
@@ -54,7 +54,7 @@ func jsPlan(c runner.Command) *plan {
 	return pl
 }
 
-func cargoPlan(c runner.Command) *plan {
+func cargoPlan(c testrunner.Command) *plan {
 	pl := &plan{}
 	for _, a := range ancestors(c.Workdir) {
 		pl.names(a, whyCargo, "Cargo.toml", "Cargo.lock", "build.rs", "rust-toolchain", "rust-toolchain.toml")

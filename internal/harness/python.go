@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/failpass/failpass/internal/runner"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // Why a Python runner loads a file.
@@ -30,16 +30,16 @@ const (
 // folder up to the root, to find its rootdir and ini options.
 var pytestConfigs = []string{"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"}
 
-func pythonPlan(c runner.Command, env map[string]string) *plan {
+func pythonPlan(c testrunner.Command, env map[string]string) *plan {
 	pl := &plan{}
 	w := c.Workdir
 	var files, folders []string // test modules; folders of tests
 	var configs, conftests []string
-	var addopts runner.Command
+	var addopts testrunner.Command
 	located := true
 	for _, t := range c.Targets {
 		var cands []string
-		if c.Kind == runner.Unittest {
+		if c.Kind == testrunner.Unittest {
 			for _, m := range c.UnittestModule(t) {
 				cands = append(cands, m.File)
 			}
@@ -104,10 +104,10 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 		pl.lazy = append(pl.lazy, testHelpers(files, w))
 		pl.reads = append(pl.reads, files...)
 	}
-	if d := c.Discover; c.Kind == runner.Unittest && d != nil {
+	if d := c.Discover; c.Kind == testrunner.Unittest && d != nil {
 		discoveryRules(pl, d, w)
 	}
-	if c.Kind == runner.Pytest {
+	if c.Kind == testrunner.Pytest {
 		if !located {
 			// pytest collects from the workdir (or the configuration's
 			// testpaths): every conftest.py below it may load.
@@ -144,7 +144,7 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 			}
 		}
 		// PYTEST_ADDOPTS in the card's env is read as more argv.
-		addopts = runner.Recognize(append([]string{"pytest"}, strings.Fields(env["PYTEST_ADDOPTS"])...), w)
+		addopts = testrunner.Recognize(append([]string{"pytest"}, strings.Fields(env["PYTEST_ADDOPTS"])...), w)
 		for _, cfg := range []string{c.Config, addopts.Config} {
 			if p := path.Clean(path.Join(w, cfg)); cfg != "" && !path.IsAbs(cfg) && inRepo(p) {
 				why := "pytest reads its configuration from it (the argv names it)"
@@ -179,7 +179,7 @@ func pythonPlan(c runner.Command, env map[string]string) *plan {
 			return ""
 		})
 	}
-	if c.Kind == runner.Pytest {
+	if c.Kind == testrunner.Pytest {
 		plugins := append(slices.Clone(c.Plugins), addopts.Plugins...)
 		for _, m := range strings.Split(env["PYTEST_PLUGINS"], ",") {
 			if m = strings.TrimSpace(m); m != "" {
@@ -330,7 +330,7 @@ func testHelpers(files []string, w string) func([]string, *memo) (map[string]str
 // pattern below the start folder, running its module-level code before
 // any test; the packages it descends into at or below a test folder
 // (tests/, lib/pkg/tests/) are the tests' own too.
-func discoveryRules(pl *plan, d *runner.Discovery, w string) {
+func discoveryRules(pl *plan, d *testrunner.Discovery, w string) {
 	start, pattern := d.Start, d.Pattern
 	if start == "" {
 		start = "."

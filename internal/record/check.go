@@ -7,7 +7,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
-	"github.com/failpass/failpass/internal/runner"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // commandRules are the gate rules that run a card command, in gate order,
@@ -319,7 +319,7 @@ func checkCanaryStep(field string, st Step, c *card.Card) error {
 		return errorf(ProblemMalformed, field, "a canary that did not run has no runs")
 	case st.Status == gate.StatusNotRun && c.Canary != card.CanaryOff && st.Reason == gate.CanaryOffReason:
 		return errorf(ProblemVerdict, field+".reason", "the record says the card turned the canary off, but the card leaves it on")
-	case st.Status == gate.StatusNotRun && c.Canary != card.CanaryOff && st.Detail == "" && runner.CanaryArgv(c.Pass.Cmd, c.Pass.Workdir) == nil:
+	case st.Status == gate.StatusNotRun && c.Canary != card.CanaryOff && st.Detail == "" && testrunner.CanaryArgv(c.Pass.Cmd, c.Pass.Workdir) == nil:
 		// The gate records why the canary could not follow a command
 		// whose argv it follows (the oracle's source); a record that
 		// says only that it did not run hides a rule the card asked for.

@@ -1,4 +1,4 @@
-// Package runner recognizes the test runner a card command invokes, from
+// Package testrunner recognizes the test runner a card command invokes, from
 // its argv alone: which framework, which tests it selects, and where;
 // plans the canary test beside a command's oracle test (PlanCanary);
 // tells a run that failed for its environment from one that failed at a
@@ -8,7 +8,7 @@
 // rule, the canary and the environment check build on what it
 // recognizes; a command it does not recognize gets none of them, and
 // says so.
-package runner
+package testrunner
 
 import (
 	"path"
