@@ -349,6 +349,8 @@ func fileProxies(env []string) []string {
 // withoutNetwork is r for the card's prepare command, which has the
 // network on purpose.
 func withoutNetwork(r Report) Report {
+	// A command granted the network gets no TCP rules either.
+	r.Features = slices.DeleteFunc(slices.Clone(r.Features), func(f string) bool { return f == string(FeatLandlockTCP) })
 	if !r.Has(Network) {
 		return r
 	}

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -246,6 +247,13 @@ func (h *helper) applyThread() *Error {
 	}
 	if c.Landlock {
 		l.run(FeatLandlock, "landlock", func() error { return h.landlock() })
+		if h.denyTCP() && slices.Contains(h.have, FeatLandlock) {
+			if abi, _ := landlockABI(); abi >= minNetABI {
+				h.have = append(h.have, FeatLandlockTCP)
+			} else {
+				h.why[FeatLandlockTCP] = fmt.Sprintf("landlock ABI %d has no network rules (ABI %d has)", abi, minNetABI)
+			}
+		}
 	}
 	l.run(FeatNoNewPrivs, "no_new_privs", func() error {
 		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
@@ -522,16 +530,21 @@ var landlockDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/rand
 // landlock restricts the helper's thread, and so the command it starts,
 // to reading (and executing from) the system, toolchain and git folders
 // and writing only the worktree, the caches and the private temp folders.
-// Landlock's network rules are not used: they would also block the
-// command's own loopback, and the network namespace already isolates it.
+// Without a network namespace (and without the network granted), its
+// network rules also deny TCP outside the ephemeral ports (denyTCP);
+// with one, the namespace already isolates the command, loopback and all.
 func (h *helper) landlock() error {
 	c := h.cfg
 	rw := append([]string{}, c.Writable...)
 	if c.Namespaces {
 		rw = append(rw, "/tmp", "/dev/shm")
 	}
-	return restrictThread(landlockRules{read: c.Readable, write: rw, devices: landlockDevices})
+	return restrictThread(landlockRules{read: c.Readable, write: rw, devices: landlockDevices, denyTCP: h.denyTCP()})
 }
+
+// denyTCP says the command gets Landlock's TCP rules: no network
+// namespace isolates it, and its policy grants no network.
+func (h *helper) denyTCP() bool { return !h.cfg.Namespaces && !h.cfg.Network }
 
 // dropCapabilities empties the capability bounding set and the ambient
 // set of the helper's locked thread, the one the command is forked from, so the command, although it may run as uid 0, gets

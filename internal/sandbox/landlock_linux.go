@@ -3,6 +3,10 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -69,11 +73,53 @@ func scopes(abi int) uint64 {
 	return unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
 }
 
+// Landlock's network rules (ABI 4), which x/sys/unix names only in part.
+const (
+	llBindTCP    = unix.LANDLOCK_ACCESS_NET_BIND_TCP
+	llConnectTCP = 0x2 // LANDLOCK_ACCESS_NET_CONNECT_TCP
+	llRuleNet    = 2   // LANDLOCK_RULE_NET_PORT
+	minNetABI    = 4
+)
+
+// landlockNetPort is struct landlock_net_port_attr.
+type landlockNetPort struct {
+	allowed uint64
+	port    uint64
+}
+
+// ephemeralPorts is the range the kernel picks a port from when a socket
+// binds port 0 (net.ipv4.ip_local_port_range), and so the ports a
+// command's own test server listens on. Its default where it cannot be
+// read.
+func ephemeralPorts() (lo, hi int) {
+	lo, hi = 32768, 60999
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return lo, hi
+	}
+	l, err1 := strconv.Atoi(f[0])
+	h, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || l < 1 || h > 65535 || l > h {
+		return lo, hi
+	}
+	return l, h
+}
+
 // landlockRules are the paths a command may use, by the access it gets.
 type landlockRules struct {
 	read    []string // read and execute: folders or files
 	write   []string // read, execute and change anything below
 	devices []string // read, write and ioctl on these device files
+	// denyTCP, where the kernel has network rules, denies TCP bind but
+	// to port 0 (the kernel picks an ephemeral port) and TCP connect but
+	// to the ephemeral ports: a test may still serve itself on loopback,
+	// and reaches no service on a fixed port, local or remote (ssh,
+	// HTTP(S), a database). For a command without a network namespace.
+	denyTCP bool
 	// writesOnly restricts writing alone: what may be read and run
 	// stays as the domain above allows (a domain beneath the command's,
 	// see testExec).
@@ -98,6 +144,12 @@ func restrictThread(rules landlockRules) error {
 	// The first three fields are all failpass sets; the kernel takes a
 	// shorter structure from older callers.
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled, Scoped: scopes(abi)}
+	var tcp int // a ruleset of TCP rules alone, stacked on the filesystem's
+	if rules.denyTCP && abi >= minNetABI {
+		if tcp, err = tcpRuleset(); err != nil {
+			return err
+		}
+	}
 	size := unsafe.Offsetof(attr.Scoped) + unsafe.Sizeof(attr.Scoped)
 	if abi < 6 {
 		size = unsafe.Offsetof(attr.Handled_access_net) + unsafe.Sizeof(attr.Handled_access_net)
@@ -126,6 +178,52 @@ func restrictThread(rules landlockRules) error {
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
 		return fmt.Errorf("landlock_restrict_self: %w", errno)
+	}
+	if tcp != 0 {
+		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(tcp), 0, 0); errno != 0 {
+			return fmt.Errorf("landlock_restrict_self (TCP rules): %w", errno)
+		}
+	}
+	return nil
+}
+
+// tcpRuleset is a ruleset that handles TCP bind and connect and allows
+// only addTCPRules's: built once per helper process, since its ~28,000
+// port rules cost ~45 ms, and a session helper restricts a thread for
+// every command. Its descriptor stays open for the process's life.
+var tcpRuleset = sync.OnceValues(func() (int, error) {
+	attr := unix.LandlockRulesetAttr{Handled_access_net: llBindTCP | llConnectTCP}
+	size := unsafe.Offsetof(attr.Handled_access_net) + unsafe.Sizeof(attr.Handled_access_net)
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0) // always close-on-exec
+	if errno != 0 {
+		return 0, fmt.Errorf("landlock_create_ruleset (TCP rules): %w", errno)
+	}
+	if err := addTCPRules(int(fd)); err != nil {
+		unix.Close(int(fd))
+		return 0, err
+	}
+	return int(fd), nil
+})
+
+// addTCPRules grants a bind of port 0 and a connect to each ephemeral
+// port: every other TCP bind and connect the ruleset handles is denied.
+func addTCPRules(ruleset int) error {
+	add := func(access uint64, port int) error {
+		rule := landlockNetPort{allowed: access, port: uint64(port)}
+		if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), llRuleNet,
+			uintptr(unsafe.Pointer(&rule)), 0, 0, 0); errno != 0 {
+			return fmt.Errorf("landlock: rule for TCP port %d: %w", port, errno)
+		}
+		return nil
+	}
+	if err := add(llBindTCP, 0); err != nil {
+		return err
+	}
+	lo, hi := ephemeralPorts()
+	for p := lo; p <= hi; p++ {
+		if err := add(llConnectTCP, p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -122,6 +122,7 @@ const (
 	FeatGitConfigMasked Feature = "git-config-masked" // filesystem: remote tokens and credentials in .git/config unseen
 	FeatPrivateTmp      Feature = "private-tmp"       // filesystem
 	FeatLandlock        Feature = "landlock"          // filesystem
+	FeatLandlockTCP     Feature = "landlock-tcp"      // without a network namespace: TCP bind and connect denied but for the ephemeral ports (part of no layer: UDP and the rest stay open)
 	FeatNetNS           Feature = "netns"             // network
 	FeatLoopback        Feature = "loopback"          // network
 	FeatIPCNS           Feature = "ipcns"             // processes (SysV IPC, abstract sockets)
@@ -223,7 +224,7 @@ func (r *Report) addFeatures(have map[Feature]bool, why map[Feature]string) {
 }
 
 var allFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp,
-	FeatLandlock, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatNoCaps, FeatSeccomp, FeatRlimits,
+	FeatLandlock, FeatLandlockTCP, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatNoCaps, FeatSeccomp, FeatRlimits,
 	FeatRlimitData, FeatRlimitNproc, FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0}
 
 // Limits bound what one command may consume. Zero fields take the
