@@ -63,6 +63,11 @@ func SandboxLine(r sandbox.Report) string {
 	if len(why) > 0 {
 		line += " (" + strings.Join(why, "; ") + ")"
 	}
+	if len(r.Tells) > 0 {
+		// What the canary cannot hide here: a run may tell itself from
+		// the canary's by these.
+		line += "; runs can be told apart by " + strings.Join(r.Tells, ", ")
+	}
 	return line
 }
 

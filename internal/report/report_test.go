@@ -18,6 +18,9 @@ func TestSandboxLine(t *testing.T) {
 		{"missing, with why", sandbox.Report{Applied: []string{"filesystem"}, Missing: []string{"network", "resources"},
 			Why: map[string]string{"netns": "operation not permitted", "cgroups": "not root"}},
 			"sandbox: missing network, resources (cgroups: not root; netns: operation not permitted)"},
+		{"Landlock only: the tells named", sandbox.Report{Applied: []string{"resources"}, Missing: []string{"network", "filesystem", "processes"},
+			Tells: []string{sandbox.TellAccessTimes, sandbox.TellPIDs}},
+			"sandbox: missing network, filesystem, processes; runs can be told apart by access times of shared files, process ids"},
 	} {
 		if got := SandboxLine(tc.r); got != tc.want {
 			t.Errorf("%s: SandboxLine = %q, want %q", tc.name, got, tc.want)

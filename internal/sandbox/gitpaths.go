@@ -188,3 +188,40 @@ func sanitizeGitConfig(b []byte) []byte {
 	}
 	return []byte(out.String())
 }
+
+// sharedBinds are the folders of readable that every run reads and none
+// writes (the system's, the toolchain's, the module cache), each bound
+// read-only onto itself: a read-only mount updates no access time, so no
+// run leaves a mark on a shared file that a later run could read (which
+// files an earlier run opened, and so whether it ran). A folder that
+// holds anything of keep (what is written, the git folders, the tree), or
+// lies in one, is left as it is, as are /proc, /sys, /dev and the private /tmp, and a
+// folder below one already bound. Symlinks are resolved: /lib on a
+// merged-/usr system is /usr/lib.
+func sharedBinds(readable, keep []string) []bind {
+	var roots []string
+	for _, r := range readable {
+		if r == "/proc" || r == "/sys" || within("/dev", r) || within("/tmp", r) || within("/sys", r) || within("/proc", r) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			continue
+		}
+		if slices.ContainsFunc(keep, func(k string) bool { return within(real, k) || within(k, real) }) {
+			continue // holds something of keep, or lies in it (the git folders are bound on their own)
+		}
+		roots = append(roots, real)
+	}
+	sort.SliceStable(roots, func(i, j int) bool { return depth(roots[i]) < depth(roots[j]) })
+	var bs []bind
+	for _, r := range roots {
+		if !slices.ContainsFunc(bs, func(b bind) bool { return within(b.Path, r) }) {
+			bs = append(bs, bind{Path: r, RO: true})
+		}
+	}
+	return bs
+}

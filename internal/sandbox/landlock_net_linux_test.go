@@ -89,6 +89,15 @@ attempt("serve-self", serve_self)
 	if !slices.Contains(rep.Features, string(FeatLandlockTCP)) || rep.Has(Network) {
 		t.Errorf("report: features %v, applied %v; want %s listed and the network layer missing", rep.Features, rep.Applied, FeatLandlockTCP)
 	}
+	// What Landlock alone cannot keep alike between runs is named.
+	for _, tell := range []string{TellAccessTimes, TellPIDs, TellCmdlines} {
+		if !slices.Contains(rep.Tells, tell) {
+			t.Errorf("report tells %q, want %q among them", rep.Tells, tell)
+		}
+	}
+	if slices.Contains(rep.Tells, TellKeyrings) && slices.Contains(rep.Features, string(FeatSeccomp)) {
+		t.Errorf("report tells %q although the seccomp filter denies the keyrings", rep.Tells)
+	}
 	// A command granted the network gets no TCP rules, and its report
 	// does not claim them.
 	if got := withoutNetwork(rep); slices.Contains(got.Features, string(FeatLandlockTCP)) {

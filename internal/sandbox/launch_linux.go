@@ -552,6 +552,8 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	// git folder and the worktree too.
 	pr.shown = append(append([]string{gp.commonDir}, pr.writable...), pr.readable...)
 	pr.gitBinds = gitBinds(gp, pr.writable)
+	keep := append(append([]string{realRoot}, pr.writable...), append(bindPaths(pr.gitBinds), pr.hidden...)...)
+	pr.gitBinds = append(sharedBinds(pr.readable, keep), pr.gitBinds...)
 	if b, err := os.ReadFile(filepath.Join(gp.commonDir, "config")); err == nil {
 		pr.masks = append(pr.masks, mask{Path: filepath.Join(gp.commonDir, "config"), Content: string(sanitizeGitConfig(b))})
 	}

@@ -161,6 +161,37 @@ type Report struct {
 	// Cache says how the candidate's runs saw the card's build cache:
 	// CacheOverlay or CachePrivateCold ("" when no candidate code ran).
 	Cache string `json:"cache,omitempty"`
+	// Tells are what a command can still observe here that differs from
+	// one run to the next, and so tells a patched run from the canary's
+	// (Tell*): each a layer's mechanism this machine lacks.
+	Tells []string `json:"tells,omitempty"`
+}
+
+// What a run can tell another run by where a mechanism is missing.
+const (
+	TellAccessTimes = "access times of shared files"      // no mount namespace: no read-only binds
+	TellPIDs        = "process ids"                       // no PID namespace: pids grow from run to run
+	TellCmdlines    = "other processes' command lines"    // no PID namespace: failpass's processes are visible
+	TellKeyrings    = "kernel keyrings"                   // no seccomp filter
+	TellAbstract    = "abstract unix sockets and signals" // no IPC namespace and no Landlock scopes (ABI 6)
+)
+
+// tellsFor lists the tells the missing features leave open.
+func tellsFor(have map[Feature]bool, landlockABI int) []string {
+	var t []string
+	if !have[FeatMountNS] {
+		t = append(t, TellAccessTimes)
+	}
+	if !have[FeatPIDNS] {
+		t = append(t, TellPIDs, TellCmdlines)
+	}
+	if !have[FeatSeccomp] {
+		t = append(t, TellKeyrings)
+	}
+	if !have[FeatIPCNS] && !(have[FeatLandlock] && landlockABI >= 6) {
+		t = append(t, TellAbstract)
+	}
+	return t
 }
 
 // Has says whether layer l was applied.
@@ -181,7 +212,7 @@ func (r Report) MissingOf(want []string) []string {
 // OffReport is the report of a run with the sandbox switched off: every
 // layer missing, by choice.
 func OffReport() Report {
-	r := Report{Applied: []string{}, Features: []string{}, Off: true}
+	r := Report{Applied: []string{}, Features: []string{}, Off: true, Tells: tellsFor(nil, 0)}
 	for _, l := range Layers {
 		r.Missing = append(r.Missing, string(l))
 	}
@@ -205,6 +236,7 @@ func reportFor(have map[Feature]bool, why map[Feature]string, landlockABI int) R
 		}
 	}
 	r.addFeatures(have, why)
+	r.Tells = tellsFor(have, landlockABI)
 	return r
 }
 
