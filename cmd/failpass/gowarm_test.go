@@ -137,10 +137,10 @@ func cmdGowarm(ts *testscript.TestScript, neg bool, args []string) {
 		for _, path := range args[1:] {
 			c, err := card.Load(ts.MkAbs(path))
 			ts.Check(err)
-			repo, base, err := gitx.OpenResolve(context.Background(), ts.MkAbs(args[0]), gate.BaseRev(c))
+			repo, base, err := gitx.OpenResolve(context.Background(), ts.MkAbs(args[0]), c.BaseRev())
 			ts.Check(err)
 			if base == "" {
-				ts.Fatalf("gowarm: the base %s of %s is not a commit in %s", gate.BaseRev(c), path, args[0])
+				ts.Fatalf("gowarm: the base %s of %s is not a commit in %s", c.BaseRev(), path, args[0])
 			}
 			dsts = append(dsts, filepath.Join(gate.BuildCacheDir(repo, c, base, gate.DefaultEnv(ts.Getenv)), "go-build"))
 		}

@@ -260,3 +260,12 @@ func timeout(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// BaseRev is the revision the card pins: base_sha once signed, else
+// base_ref.
+func (c *Card) BaseRev() string {
+	if c.BaseSHA != "" {
+		return c.BaseSHA
+	}
+	return c.BaseRef
+}

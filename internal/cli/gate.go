@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/report"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/shard"
 	"github.com/failpass/failpass/internal/sign"
 )
 
@@ -37,7 +39,7 @@ func gateRulesHelp() string {
 	var b strings.Builder
 	b.WriteString("rules, in gate order (the first broken one is the verdict's rule):\n")
 	line := " "
-	for _, r := range append(append([]string(nil), gate.Rules...), gate.RulePatchFlaky) {
+	for _, r := range append(append([]string(nil), verdict.Rules...), verdict.RulePatchFlaky) {
 		if len(line)+len(r)+1 > 78 {
 			b.WriteString(line + "\n")
 			line = " "
@@ -194,7 +196,7 @@ func checkGateFlags(f *gateFlags, pos []string) error {
 		return &UsageError{Msg: "only one --diff may read standard input"}
 	}
 	if f.shard != "" {
-		if _, err := gate.ParseShard(f.shard); err != nil {
+		if _, err := shard.Parse(f.shard); err != nil {
 			return &UsageError{Msg: err.Error(), Hint: "in a Kubernetes Indexed Job: --shard $(JOB_COMPLETION_INDEX)/<completions>"}
 		}
 	}
@@ -209,7 +211,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	repo, base, err := gitx.OpenResolve(ctx, f.repo, gate.BaseRev(c))
+	repo, base, err := gitx.OpenResolve(ctx, f.repo, c.BaseRev())
 	if err != nil {
 		return err
 	}
@@ -269,10 +271,10 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	if v.Failed() == gate.RuleCardSignature && len(c.Signatures) == 0 {
+	if v.Failed() == verdict.RuleCardSignature && len(c.Signatures) == 0 {
 		fmt.Fprintf(env.Stderr, "hint: sign the card first (failpass card sign --card %s --key KEY), then gate with --allowed-signers FILE; or try it unverified with --allow-unsigned\n", Sanitize(f.card))
 	}
-	if _, fetch, ok := strings.Cut(v.Reason, "fetch it: "); ok && v.Failed() == gate.RuleCardBase {
+	if _, fetch, ok := strings.Cut(v.Reason, "fetch it: "); ok && v.Failed() == verdict.RuleCardBase {
 		fmt.Fprintf(env.Stderr, "hint: the card's base is not in this repository; fetch it, then gate again: %s\n", Sanitize(fetch))
 	}
 	if f.record != "" {
@@ -290,7 +292,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 			fmt.Fprintf(env.Stdout, "logs: %s\n", v.LogDir)
 		}
 	}
-	if v.Verdict != gate.Pass {
+	if v.Verdict != verdict.Pass {
 		return Exit(ExitFail)
 	}
 	return nil
@@ -401,9 +403,9 @@ func batchCandidates(env *Env, f *gateFlags) ([]*batchCandidate, error) {
 			all = append(all, &batchCandidate{name: e.Diff, cardPath: r.Card, diffPath: r.Diff, where: fmt.Sprintf("%s:%d", f.manifest, e.Line)})
 		}
 	}
-	shard := gate.Shard{N: 1}
+	mine := shard.Shard{N: 1}
 	if f.shard != "" {
-		shard, _ = gate.ParseShard(f.shard)
+		mine, _ = shard.Parse(f.shard)
 	}
 	var out []*batchCandidate
 	type loaded struct {
@@ -412,7 +414,7 @@ func batchCandidates(env *Env, f *gateFlags) ([]*batchCandidate, error) {
 	}
 	cards := map[string]loaded{}
 	for i, c := range all {
-		if !shard.Has(i) {
+		if !mine.Has(i) {
 			continue
 		}
 		out = append(out, c)
@@ -438,13 +440,13 @@ func batchCandidates(env *Env, f *gateFlags) ([]*batchCandidate, error) {
 
 // errorVerdict is the verdict of a batch candidate that could not be
 // gated: the others still run, and the batch exits 2.
-func errorVerdict(c *batchCandidate) *gate.Verdict {
+func errorVerdict(c *batchCandidate) *verdict.Verdict {
 	msg, _, ok := userError(c.err)
 	if !ok {
 		msg = c.err.Error()
 	}
-	return &gate.Verdict{Verdict: gate.Errored, Candidate: c.name, Reason: "could not be gated", Error: Sanitize(msg),
-		Steps: []gate.Step{}, Sandbox: sandbox.Report{Applied: []string{}, Missing: []string{}, Features: []string{}}}
+	return &verdict.Verdict{Verdict: verdict.Errored, Candidate: c.name, Reason: "could not be gated", Error: Sanitize(msg),
+		Steps: []verdict.Step{}, Sandbox: sandbox.Report{Applied: []string{}, Missing: []string{}, Features: []string{}}}
 }
 
 // gateBatch gates many candidates: static rules first, the base side once
@@ -506,9 +508,9 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 			Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
 		})
 	}
-	verdicts := make([]*gate.Verdict, len(cands))
+	verdicts := make([]*verdict.Verdict, len(cands))
 	var sum report.Summary
-	emit := func(v *gate.Verdict) error {
+	emit := func(v *verdict.Verdict) error {
 		if f.json {
 			return report.JSON(env.Stdout, v)
 		}
@@ -528,7 +530,7 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 		}
 	}
 	prog := newProgress(env, len(cands))
-	err = b.Run(ctx, opts, func(j int, v *gate.Verdict) error {
+	err = b.Run(ctx, opts, func(j int, v *verdict.Verdict) error {
 		verdicts[runnable[j]] = v
 		sum.Add(v)
 		prog.clear()
@@ -552,7 +554,7 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 		}
 	}
 	if f.shard != "" {
-		sh, _ := gate.ParseShard(f.shard)
+		sh, _ := shard.Parse(f.shard)
 		sum.Shard = sh.String()
 	}
 	if f.json {
@@ -587,7 +589,7 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 // dashboard never reads half a file, gates sharing one --junit path each
 // write their own uniquely named temporary file (the last rename wins),
 // and a write that fails (a full disk) leaves no temporary file behind.
-func writeJUnit(path string, vs []*gate.Verdict) error {
+func writeJUnit(path string, vs []*verdict.Verdict) error {
 	var buf bytes.Buffer
 	if err := report.JUnit(&buf, vs); err != nil {
 		return err

@@ -2,12 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"io"
 	"os"
 	"sync"
 	"time"
-
-	"github.com/failpass/failpass/internal/gate"
 )
 
 // slowStep is how long a step runs before a log without a terminal hears
@@ -159,7 +158,7 @@ func (p *stepProgress) step(name string) func() {
 }
 
 // finished is gate.Options.Progress.
-func (p *stepProgress) finished(s gate.Step) { p.ended(s.Rule) }
+func (p *stepProgress) finished(s verdict.Step) { p.ended(s.Rule) }
 
 // Starting and Ended make a stepProgress a signoff.Progress.
 func (p *stepProgress) Starting(step string)    { p.starting(step) }

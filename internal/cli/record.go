@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"strings"
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/record"
 	"github.com/failpass/failpass/internal/sign"
@@ -116,7 +116,7 @@ func runRecordVerify(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "tree: not checked (pass --diff FILE --repo DIR to rebuild it)\n")
 	}
 	skipped := ""
-	if p.HeldOut == gate.HeldOutSkipped {
+	if p.HeldOut == verdict.HeldOutSkipped {
 		// A verdict reached without the held-out tests says so on the
 		// line a script reads.
 		skipped = ", held-out skipped"

@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/record"
 	"github.com/failpass/failpass/internal/sign"
@@ -19,7 +19,7 @@ import (
 // path.sig. A failing verdict is recorded too: a record of a refusal is
 // evidence. Nothing here runs a card command; the patched tree is built in
 // git's object store.
-func gateRecord(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, diff []byte, v *gate.Verdict, path, key string) error {
+func gateRecord(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, diff []byte, v *verdict.Verdict, path, key string) error {
 	signer, err := sign.LoadSigner(key, env.Getenv)
 	if err != nil {
 		return err

@@ -3,10 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"os"
 	"path/filepath"
 
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/report"
 )
 
@@ -64,7 +64,7 @@ func mergeResults(env *Env, files []string, asJSON bool, junit string) error {
 		return err
 	}
 	var sum report.Summary
-	vs := make([]*gate.Verdict, len(all))
+	vs := make([]*verdict.Verdict, len(all))
 	for i, r := range all {
 		vs[i] = r.Verdict
 		sum.Add(r.Verdict)

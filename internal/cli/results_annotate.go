@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/failpass/failpass/internal/verdict"
 	"io"
 	"os"
 
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/report"
 )
 
@@ -30,7 +30,7 @@ func runResultsAnnotate(ctx context.Context, env *Env, args []string) error {
 	if len(files) == 0 {
 		return &UsageError{Msg: "no gate outputs given", Hint: "failpass gate --json ... > verdict.json; failpass results annotate verdict.json"}
 	}
-	var vs []*gate.Verdict
+	var vs []*verdict.Verdict
 	for _, name := range files {
 		got, err := readVerdicts(name)
 		if err != nil {
@@ -61,7 +61,7 @@ func runResultsAnnotate(ctx context.Context, env *Env, args []string) error {
 }
 
 // readVerdicts reads one `gate --json` output (report.ReadVerdicts).
-func readVerdicts(name string) ([]*gate.Verdict, error) {
+func readVerdicts(name string) ([]*verdict.Verdict, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, Errorf("cannot read gate output: %v", err).Hint("pass the file `failpass gate --json` wrote")

@@ -14,13 +14,6 @@ import (
 	"github.com/failpass/failpass/internal/testrunner"
 )
 
-// The reasons a patch.canary step gives for not running. They are part of
-// the output contract: `patch.canary: not run (<reason>)`.
-const (
-	CanaryOffReason     = `canary: "off" in the card`
-	CanaryNotRecognized = "runner not recognized"
-)
-
 // canaryRule is patch.canary. Once the patched runs held, it puts one
 // assertion that must fail first in the pass command's oracle test (the
 // runner's own assertion; testrunner.PlanCanary) and runs the pass command as

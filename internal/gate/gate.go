@@ -36,92 +36,6 @@ import (
 	"github.com/failpass/failpass/internal/worktree"
 )
 
-// Step is one rule's outcome. Exit and Expected are nil for rules that run
-// no command.
-type Step struct {
-	Rule       string  `json:"rule"`
-	Status     string  `json:"status"`
-	Exit       *int    `json:"exit"`
-	Expected   *int    `json:"expected"`
-	DurationMS int64   `json:"duration_ms"`
-	Log        *string `json:"log"`
-	Reason     string  `json:"reason,omitempty"`
-	// Detail says, for a patch.canary that did not run because its
-	// runner or selection is not recognized, which part of it: what
-	// record verify needs to tell a tree the canary cannot follow from a
-	// command it does.
-	Detail string `json:"detail,omitempty"`
-	// Path and Line say where in the candidate a broken rule points: the
-	// repository path a budget rule names (a denied, oracle, binary or
-	// escaping file) and, when the change edits that file's lines, the
-	// line of the first edit in its new version. CI annotations use them.
-	Path string `json:"path,omitempty"`
-	Line int    `json:"line,omitempty"`
-	// Runs holds every run's result under --repeat (and the one run
-	// otherwise), for records and humans.
-	Runs []RunResult `json:"runs,omitempty"`
-}
-
-// RunResult is one command run as a record keeps it.
-type RunResult struct {
-	Argv       []string `json:"argv"`
-	Exit       int      `json:"exit"`
-	Signal     string   `json:"signal,omitempty"`
-	TimedOut   bool     `json:"timed_out"`
-	DurationMS int64    `json:"duration_ms"`
-	// Environment, when set, says the run failed for its environment
-	// rather than at a test (testrunner.Classify): it is inconclusive.
-	Environment string `json:"environment,omitempty"`
-}
-
-// Verdict is the gate's answer for one candidate. Its JSON form is the
-// `--json` contract of README.md (under "Gate a candidate").
-type Verdict struct {
-	Verdict    string         `json:"verdict"`
-	Rule       *string        `json:"rule"`
-	Reason     string         `json:"reason"`
-	Candidate  string         `json:"candidate"`
-	Base       string         `json:"base"`
-	CardDigest string         `json:"card_digest"`
-	DiffDigest string         `json:"diff_digest"`
-	Sandbox    sandbox.Report `json:"sandbox"`
-	Steps      []Step         `json:"steps"`
-	HeldOut    string         `json:"held_out,omitempty"` // HeldOutRan, HeldOutSkipped, HeldOutNotGiven (see heldout.go)
-	Cached     bool           `json:"cached,omitempty"`
-	// BaseCached says the base side came from the cache (a batch's
-	// earlier run) rather than running for this verdict.
-	BaseCached bool `json:"base_cached,omitempty"`
-	// Error is why a batch could not gate this candidate at all (its diff
-	// or card unreadable, oversize): the verdict is then Errored.
-	Error      string   `json:"error,omitempty"`
-	LogDir     string   `json:"log_dir,omitempty"`
-	Unsigned   bool     `json:"unsigned,omitempty"`
-	Signers    []string `json:"signers,omitempty"`
-	DurationMS int64    `json:"duration_ms"`
-	// RunOrder lists the patched rules whose commands ran, in the order
-	// they ran: the canary's place among them is drawn at random. Last,
-	// so the fields before it read as they did before it existed.
-	RunOrder []string `json:"run_order,omitempty"`
-
-	// Changes is the static change set (the budget's, modes resolved
-	// from the base), nil when the gate stopped before diff.path held; a
-	// record takes its numstat from it. Not part of the JSON.
-	Changes *patch.ChangeSet `json:"-"`
-	// Tree is the tree the diff makes from Base (gitpatch.PatchedTree),
-	// set when Options.PatchedTree asked for it, diff.apply held and git
-	// applied the diff to the base's tree; a record names it as its
-	// subject. Not part of the JSON.
-	Tree string `json:"-"`
-}
-
-// Failed reports the first broken rule, or "" when the candidate passed.
-func (v *Verdict) Failed() string {
-	if v.Rule == nil {
-		return ""
-	}
-	return *v.Rule
-}
-
 // Options is everything one gate run needs. The CLI fills it from flags.
 type Options struct {
 	Repo     *gitx.Repo
@@ -486,14 +400,6 @@ func (g *gateRun) cardRules(ctx context.Context) error {
 	return nil
 }
 
-// BaseRev is the revision a card pins: base_sha once signed, else base_ref.
-func BaseRev(c *card.Card) string {
-	if c.BaseSHA != "" {
-		return c.BaseSHA
-	}
-	return c.BaseRef
-}
-
 // resolveBase pins the base commit: the one a batch resolved for every
 // candidate, else the card's, resolved here. A base that is not a commit
 // here breaks card.base.
@@ -521,7 +427,7 @@ func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 // asks here. A base that is not a commit in repo, or a base_sha that
 // resolves to another commit, is a *BaseError.
 func ResolveBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
-	want := BaseRev(c)
+	want := c.BaseRev()
 	sha, err := repo.Commit(ctx, want)
 	if err != nil {
 		var ge *gitx.Error

@@ -12,15 +12,6 @@ import (
 	"github.com/failpass/failpass/internal/sandbox"
 )
 
-// What a gate did with a card's held-out tests: the verdict's held_out
-// field (omitted when the card has none, or the gate stopped before
-// patch.held_out).
-const (
-	HeldOutRan      = "ran"       // copied in from --held-out DIR and run
-	HeldOutSkipped  = "skipped"   // --skip-held-out: not run, the rule passed loudly
-	HeldOutNotGiven = "not_given" // neither flag: the rule failed
-)
-
 // patch.held_out: on a fresh copy of the patched tree, the card's
 // held-out tests, copied flat into held_out.dest, must make held_out.cmd
 // exit held_out.expect_exit (and, with held_out.expect_stdout, print the

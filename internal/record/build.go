@@ -4,11 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"slices"
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 )
 
 // New builds the record of one gate run: v is the gate's verdict on diff
@@ -16,8 +16,8 @@ import (
 // when the base is not a commit here: the subject is then the diff
 // itself), files the diff's numstat (ReadNumstat), tool the version string
 // and at the time the record is made.
-func New(v *gate.Verdict, c *card.Card, diff []byte, patched *Patched, files []FileStat, tool string, at time.Time) (*Statement, error) {
-	if v.Verdict != gate.Pass && v.Verdict != gate.Fail {
+func New(v *verdict.Verdict, c *card.Card, diff []byte, patched *Patched, files []FileStat, tool string, at time.Time) (*Statement, error) {
+	if v.Verdict != verdict.Pass && v.Verdict != verdict.Fail {
 		return nil, fmt.Errorf("record: verdict %q is neither pass nor fail", v.Verdict)
 	}
 	digest, err := c.Digest()
@@ -49,7 +49,7 @@ func New(v *gate.Verdict, c *card.Card, diff []byte, patched *Patched, files []F
 	}
 	for _, s := range v.Steps {
 		st := Step{Rule: s.Rule, Status: s.Status, Expected: s.Expected, Runs: []Run{}}
-		if s.Status == gate.StatusNotRun {
+		if s.Status == verdict.StatusNotRun {
 			st.Reason, st.Detail = s.Reason, s.Detail
 		}
 		for _, r := range s.Runs {

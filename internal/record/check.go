@@ -2,11 +2,11 @@ package record
 
 import (
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"slices"
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/testrunner"
 )
 
@@ -16,10 +16,10 @@ var commandRules = []struct {
 	rule string
 	role card.Role
 }{
-	{gate.RuleBaseFail, card.RoleFail},
-	{gate.RuleBaseInvariant, card.RoleInvariant},
-	{gate.RulePatchPass, card.RolePass},
-	{gate.RulePatchInvariant, card.RoleInvariant},
+	{verdict.RuleBaseFail, card.RoleFail},
+	{verdict.RuleBaseInvariant, card.RoleInvariant},
+	{verdict.RulePatchPass, card.RolePass},
+	{verdict.RulePatchInvariant, card.RoleInvariant},
 }
 
 func commandRole(rule string) (card.Role, bool) {
@@ -92,21 +92,21 @@ func Check(s *Statement, c *card.Card) error {
 	seen := map[string]bool{}
 	for i, st := range p.Steps {
 		field := fmt.Sprintf("predicate.steps[%d]", i)
-		if !slices.Contains(gate.Rules, st.Rule) {
+		if !slices.Contains(verdict.Rules, st.Rule) {
 			return errorf(ProblemMalformed, field+".rule", "unknown rule %q", st.Rule)
 		}
 		if seen[st.Rule] {
 			return errorf(ProblemMalformed, field+".rule", "rule %q recorded twice", st.Rule)
 		}
 		seen[st.Rule] = true
-		if st.Rule == gate.RulePatchHeldOut {
+		if st.Rule == verdict.RulePatchHeldOut {
 			if err := checkHeldOutStep(field, st, c); err != nil {
 				return err
 			}
 			continue
 		}
 		role, isCmd := commandRole(st.Rule)
-		if st.Rule == gate.RulePatchCanary {
+		if st.Rule == verdict.RulePatchCanary {
 			if err := checkCanaryStep(field, st, c); err != nil {
 				return err
 			}
@@ -137,7 +137,7 @@ func Check(s *Statement, c *card.Card) error {
 }
 
 // patchedRules are the rules whose runs a record's run_order lists.
-var patchedRules = []string{gate.RulePatchPass, gate.RulePatchInvariant, gate.RulePatchHeldOut, gate.RulePatchCanary}
+var patchedRules = []string{verdict.RulePatchPass, verdict.RulePatchInvariant, verdict.RulePatchHeldOut, verdict.RulePatchCanary}
 
 // checkRunOrder refuses a run_order the gate cannot produce: it lists
 // exactly the patched rules that hold runs, each once, pass, invariant
@@ -165,7 +165,7 @@ func checkRunOrder(p *Predicate) error {
 			return errorf(ProblemVerdict, field, "%q, but the record holds no runs of it", r)
 		}
 		seen[r] = true
-		if r == gate.RulePatchCanary {
+		if r == verdict.RulePatchCanary {
 			continue
 		}
 		at := slices.Index(patchedRules, r)
@@ -184,12 +184,12 @@ func checkRunOrder(p *Predicate) error {
 
 // canaryRan says the record's canary ran (and so, since the gate stops
 // at the first broken rule, ran before the rule that broke, if any).
-func canaryRan(p *Predicate) bool { return slices.Contains(p.RunOrder, gate.RulePatchCanary) }
+func canaryRan(p *Predicate) bool { return slices.Contains(p.RunOrder, verdict.RulePatchCanary) }
 
 // notReached says rule, a patched rule, had not run when the canary,
 // which ran before it, broke the gate: its place was after the canary's.
 func notReached(p *Predicate, rule string) bool {
-	return p.Rule != nil && *p.Rule == gate.RulePatchCanary && canaryRan(p) && !slices.Contains(p.RunOrder, rule)
+	return p.Rule != nil && *p.Rule == verdict.RulePatchCanary && canaryRan(p) && !slices.Contains(p.RunOrder, rule)
 }
 
 // checkVerdict refuses a verdict that does not follow from the recorded
@@ -206,7 +206,7 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 		}
 		return NoRuns, nil
 	}
-	if p.Verdict == gate.Pass {
+	if p.Verdict == verdict.Pass {
 		for _, cr := range commandRules {
 			if j, runs := judge(cr.rule); j != Holds {
 				return &Error{Problem: ProblemVerdict, Field: "predicate.verdict",
@@ -216,17 +216,17 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 		}
 		// The exits hold; the static rules must have held too, each one
 		// recorded ok (the canary, ok or not run with its reason).
-		for _, r := range gate.Rules {
+		for _, r := range verdict.Rules {
 			i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Rule == r })
-			if i < 0 && r == gate.RulePatchHeldOut && c.HeldOut == nil {
+			if i < 0 && r == verdict.RulePatchHeldOut && c.HeldOut == nil {
 				continue // a record made before the rule existed, of a card without held-out tests
 			}
-			if i >= 0 && r == gate.RulePatchCanary {
+			if i >= 0 && r == verdict.RulePatchCanary {
 				st := p.Steps[i]
 				switch {
-				case st.Status == gate.StatusNotRun && st.Reason != "":
+				case st.Status == verdict.StatusNotRun && st.Reason != "":
 					continue
-				case st.Status == gate.StatusOK && canaryHeld(st.Runs):
+				case st.Status == verdict.StatusOK && canaryHeld(st.Runs):
 					continue
 				}
 				return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but %s neither failed conclusively nor says why it did not run", r)
@@ -238,24 +238,24 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 					Msg:  fmt.Sprintf("the record says pass, but has no step for rule %s (made by failpass %s)", r, p.Tool),
 					Hint: "a record made before a rule existed does not show the diff held it: gate the candidate again with this failpass and record that"}
 			}
-			if p.Steps[i].Status != gate.StatusOK {
+			if p.Steps[i].Status != verdict.StatusOK {
 				return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but rule %s is %s", r, p.Steps[i].Status)
 			}
 		}
 		return checkHeldOutVerdict(p, c, -1)
 	}
 	broken := *p.Rule
-	rank := slices.Index(gate.Rules, broken)
-	if broken == gate.RulePatchFlaky {
+	rank := slices.Index(verdict.Rules, broken)
+	if broken == verdict.RulePatchFlaky {
 		// Flakiness is judged on the patch's command rules.
-		for _, r := range []string{gate.RulePatchPass, gate.RulePatchInvariant} {
+		for _, r := range []string{verdict.RulePatchPass, verdict.RulePatchInvariant} {
 			if j, _ := judge(r); j != Holds {
-				rank = slices.Index(gate.Rules, r)
+				rank = slices.Index(verdict.Rules, r)
 				break
 			}
 		}
 		if rank < 0 && heldOutDisagree(p, c) {
-			rank = slices.Index(gate.Rules, gate.RulePatchHeldOut)
+			rank = slices.Index(verdict.Rules, verdict.RulePatchHeldOut)
 		}
 		if rank < 0 {
 			return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but every patch run agrees", broken)
@@ -264,21 +264,21 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 	if rank < 0 {
 		return errorf(ProblemMalformed, "predicate.rule", "unknown rule %q", broken)
 	}
-	if i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Rule == gate.RulePatchCanary }); i >= 0 {
+	if i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Rule == verdict.RulePatchCanary }); i >= 0 {
 		st := p.Steps[i]
 		switch {
-		case broken == gate.RulePatchCanary && len(st.Runs) > 0 && canaryHeld(st.Runs):
+		case broken == verdict.RulePatchCanary && len(st.Runs) > 0 && canaryHeld(st.Runs):
 			return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but the canary failed conclusively, as it must", broken)
-		case broken != gate.RulePatchCanary && slices.Index(gate.Rules, gate.RulePatchCanary) > rank && len(st.Runs) > 0 &&
-			!(canaryRan(p) && rank >= slices.Index(gate.Rules, gate.RulePatchPass)):
+		case broken != verdict.RulePatchCanary && slices.Index(verdict.Rules, verdict.RulePatchCanary) > rank && len(st.Runs) > 0 &&
+			!(canaryRan(p) && rank >= slices.Index(verdict.Rules, verdict.RulePatchPass)):
 			// The canary ran before the broken rule when it drew an
 			// earlier place (run_order); otherwise it came after it.
-			return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke, yet %s ran after it", broken, gate.RulePatchCanary)
+			return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke, yet %s ran after it", broken, verdict.RulePatchCanary)
 		}
 	}
 	for _, cr := range commandRules {
 		j, runs := judge(cr.rule)
-		at := slices.Index(gate.Rules, cr.rule)
+		at := slices.Index(verdict.Rules, cr.rule)
 		exp := c.Command(cr.role).ExpectExit
 		switch {
 		case at < rank && j == NoRuns && notReached(p, cr.rule):
@@ -288,7 +288,7 @@ func checkVerdict(p *Predicate, c *card.Card) error {
 		case at == rank:
 			var want bool
 			switch {
-			case broken == gate.RulePatchFlaky:
+			case broken == verdict.RulePatchFlaky:
 				want = j == Disagree
 			case strings.HasPrefix(cr.rule, "patch."):
 				// Patch runs that disagree are patch.flaky, never the rule.
@@ -315,11 +315,11 @@ func checkCanaryStep(field string, st Step, c *card.Card) error {
 	switch {
 	case st.Expected != nil:
 		return errorf(ProblemMalformed, field+".expected", "the canary has no expected exit")
-	case st.Status == gate.StatusNotRun && len(st.Runs) > 0:
+	case st.Status == verdict.StatusNotRun && len(st.Runs) > 0:
 		return errorf(ProblemMalformed, field, "a canary that did not run has no runs")
-	case st.Status == gate.StatusNotRun && c.Canary != card.CanaryOff && st.Reason == gate.CanaryOffReason:
+	case st.Status == verdict.StatusNotRun && c.Canary != card.CanaryOff && st.Reason == verdict.CanaryOffReason:
 		return errorf(ProblemVerdict, field+".reason", "the record says the card turned the canary off, but the card leaves it on")
-	case st.Status == gate.StatusNotRun && c.Canary != card.CanaryOff && st.Detail == "" && testrunner.CanaryArgv(c.Pass.Cmd, c.Pass.Workdir) == nil:
+	case st.Status == verdict.StatusNotRun && c.Canary != card.CanaryOff && st.Detail == "" && testrunner.CanaryArgv(c.Pass.Cmd, c.Pass.Workdir) == nil:
 		// The gate records why the canary could not follow a command
 		// whose argv it follows (the oracle's source); a record that
 		// says only that it did not run hides a rule the card asked for.

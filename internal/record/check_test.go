@@ -2,12 +2,12 @@ package record
 
 import (
 	"errors"
+	"github.com/failpass/failpass/internal/verdict"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 )
 
 func stepOf(s *Statement, rule string) *Step {
@@ -34,104 +34,104 @@ func TestCheck(t *testing.T) {
 		{name: "card digest", edit: func(s *Statement) { s.Predicate.Card.Digest = "sha256:" + testBase + testBase[:24] }, want: ProblemCardDigest},
 		{name: "card id", edit: func(s *Statement) { s.Predicate.Card.ID = "OTHER" }, want: ProblemCardDigest},
 		{name: "base", edit: func(s *Statement) { s.Predicate.Base = testTree }, want: ProblemBase},
-		{name: "argv element", edit: func(s *Statement) { stepOf(s, gate.RuleBaseFail).Runs[0].Argv[1] = "check2.sh" }, want: ProblemArgv},
+		{name: "argv element", edit: func(s *Statement) { stepOf(s, verdict.RuleBaseFail).Runs[0].Argv[1] = "check2.sh" }, want: ProblemArgv},
 		{name: "argv extra arg", edit: func(s *Statement) {
-			r := &stepOf(s, gate.RulePatchPass).Runs[0]
+			r := &stepOf(s, verdict.RulePatchPass).Runs[0]
 			r.Argv = append(r.Argv, "-x")
 		}, want: ProblemArgv},
-		{name: "argv trailing space", edit: func(s *Statement) { stepOf(s, gate.RulePatchInvariant).Runs[0].Argv[2] = "./... " }, want: ProblemArgv},
-		{name: "argv of another role", edit: func(s *Statement) { stepOf(s, gate.RuleBaseInvariant).Runs[0].Argv = []string{"sh", "check.sh"} }, want: ProblemArgv},
-		{name: "expected exit", edit: func(s *Statement) { stepOf(s, gate.RuleBaseFail).Expected = intp(2) }, want: ProblemExpected},
+		{name: "argv trailing space", edit: func(s *Statement) { stepOf(s, verdict.RulePatchInvariant).Runs[0].Argv[2] = "./... " }, want: ProblemArgv},
+		{name: "argv of another role", edit: func(s *Statement) { stepOf(s, verdict.RuleBaseInvariant).Runs[0].Argv = []string{"sh", "check.sh"} }, want: ProblemArgv},
+		{name: "expected exit", edit: func(s *Statement) { stepOf(s, verdict.RuleBaseFail).Expected = intp(2) }, want: ProblemExpected},
 		{name: "unknown rule", edit: func(s *Statement) { s.Predicate.Steps[0].Rule = "card.other" }, want: ProblemMalformed},
 		{name: "rule twice", edit: func(s *Statement) { s.Predicate.Steps[1].Rule = s.Predicate.Steps[0].Rule }, want: ProblemMalformed},
 		{name: "runs on a static rule", edit: func(s *Statement) {
-			st := stepOf(s, gate.RuleDiffApply)
+			st := stepOf(s, verdict.RuleDiffApply)
 			st.Expected, st.Runs = intp(0), []Run{{Argv: []string{"true"}}}
 		}, want: ProblemMalformed},
 		{name: "flipped fail to pass", fail: true, edit: func(s *Statement) { s.Predicate.Verdict, s.Predicate.Rule = "pass", nil }, want: ProblemVerdict},
-		{name: "pass with an exit changed", edit: func(s *Statement) { stepOf(s, gate.RuleBaseFail).Runs[0].Exit = 0 }, want: ProblemVerdict},
-		{name: "pass with a timed-out run", edit: func(s *Statement) { stepOf(s, gate.RulePatchPass).Runs[0].TimedOut = true }, want: ProblemVerdict},
-		{name: "pass with a signal", edit: func(s *Statement) { stepOf(s, gate.RulePatchPass).Runs[0].Signal = "killed" }, want: ProblemVerdict},
+		{name: "pass with an exit changed", edit: func(s *Statement) { stepOf(s, verdict.RuleBaseFail).Runs[0].Exit = 0 }, want: ProblemVerdict},
+		{name: "pass with a timed-out run", edit: func(s *Statement) { stepOf(s, verdict.RulePatchPass).Runs[0].TimedOut = true }, want: ProblemVerdict},
+		{name: "pass with a signal", edit: func(s *Statement) { stepOf(s, verdict.RulePatchPass).Runs[0].Signal = "killed" }, want: ProblemVerdict},
 		{name: "pass with exit 127 expected 127", edit: func(s *Statement) {
 			// Even were the card to expect it, 127 is inconclusive.
-			stepOf(s, gate.RulePatchPass).Runs[0].Exit = 127
+			stepOf(s, verdict.RulePatchPass).Runs[0].Exit = 127
 		}, want: ProblemVerdict},
-		{name: "pass with a static rule failed", edit: func(s *Statement) { stepOf(s, gate.RuleBudgetDeny).Status = gate.StatusFail }, want: ProblemVerdict},
-		{name: "pass with a static rule not run", edit: func(s *Statement) { stepOf(s, gate.RuleDiffActual).Status = gate.StatusNotRun }, want: ProblemVerdict},
+		{name: "pass with a static rule failed", edit: func(s *Statement) { stepOf(s, verdict.RuleBudgetDeny).Status = verdict.StatusFail }, want: ProblemVerdict},
+		{name: "pass with a static rule not run", edit: func(s *Statement) { stepOf(s, verdict.RuleDiffActual).Status = verdict.StatusNotRun }, want: ProblemVerdict},
 		{name: "pass with a rule left out", edit: func(s *Statement) { s.Predicate.Steps = s.Predicate.Steps[1:] }, want: ProblemVerdict},
 		{name: "pass of a failpass before budget.harness", edit: func(s *Statement) {
-			s.Predicate.Steps = slices.DeleteFunc(s.Predicate.Steps, func(st Step) bool { return st.Rule == gate.RuleBudgetHarness })
+			s.Predicate.Steps = slices.DeleteFunc(s.Predicate.Steps, func(st Step) bool { return st.Rule == verdict.RuleBudgetHarness })
 		}, want: ProblemVerdict},
-		{name: "pass with runs removed", edit: func(s *Statement) { stepOf(s, gate.RulePatchInvariant).Runs = []Run{} }, want: ProblemVerdict},
+		{name: "pass with runs removed", edit: func(s *Statement) { stepOf(s, verdict.RulePatchInvariant).Runs = []Run{} }, want: ProblemVerdict},
 		{name: "pass with flaky runs", edit: func(s *Statement) {
-			st := stepOf(s, gate.RulePatchPass)
+			st := stepOf(s, verdict.RulePatchPass)
 			st.Runs = append(st.Runs, Run{Argv: []string{"sh", "check.sh"}, Exit: 1})
 		}, want: ProblemVerdict},
-		{name: "fail blamed on the wrong rule", fail: true, edit: func(s *Statement) { s.Predicate.Rule = strp(gate.RuleBaseFail) }, want: ProblemVerdict},
-		{name: "fail blamed on flakiness that is not there", fail: true, edit: func(s *Statement) { s.Predicate.Rule = strp(gate.RulePatchFlaky) }, want: ProblemVerdict},
+		{name: "fail blamed on the wrong rule", fail: true, edit: func(s *Statement) { s.Predicate.Rule = strp(verdict.RuleBaseFail) }, want: ProblemVerdict},
+		{name: "fail blamed on flakiness that is not there", fail: true, edit: func(s *Statement) { s.Predicate.Rule = strp(verdict.RulePatchFlaky) }, want: ProblemVerdict},
 		{name: "fail with runs after the broken rule", fail: true, edit: func(s *Statement) {
-			stepOf(s, gate.RulePatchInvariant).Runs = []Run{{Argv: []string{"go", "test", "./..."}}}
-			stepOf(s, gate.RulePatchInvariant).Expected = intp(0)
+			stepOf(s, verdict.RulePatchInvariant).Runs = []Run{{Argv: []string{"go", "test", "./..."}}}
+			stepOf(s, verdict.RulePatchInvariant).Expected = intp(0)
 		}, want: ProblemVerdict},
-		{name: "fail whose runs hold", fail: true, edit: func(s *Statement) { stepOf(s, gate.RulePatchPass).Runs[0].Exit = 0 }, want: ProblemVerdict},
+		{name: "fail whose runs hold", fail: true, edit: func(s *Statement) { stepOf(s, verdict.RulePatchPass).Runs[0].Exit = 0 }, want: ProblemVerdict},
 		{name: "flaky patch runs are patch.flaky", fail: true, edit: func(s *Statement) {
-			st := stepOf(s, gate.RulePatchPass)
+			st := stepOf(s, verdict.RulePatchPass)
 			st.Runs = append(st.Runs, Run{Argv: []string{"sh", "check.sh"}, Exit: 0})
-			s.Predicate.Rule = strp(gate.RulePatchFlaky)
+			s.Predicate.Rule = strp(verdict.RulePatchFlaky)
 		}},
 		{name: "flaky patch runs blamed on patch.pass", fail: true, edit: func(s *Statement) {
-			st := stepOf(s, gate.RulePatchPass)
+			st := stepOf(s, verdict.RulePatchPass)
 			st.Runs = append(st.Runs, Run{Argv: []string{"sh", "check.sh"}, Exit: 0})
 		}, want: ProblemVerdict},
 		{name: "fail at a static rule before any run", fail: true, edit: func(s *Statement) {
-			s.Predicate.Rule = strp(gate.RuleBudgetFiles)
+			s.Predicate.Rule = strp(verdict.RuleBudgetFiles)
 			for i := range s.Predicate.Steps {
 				s.Predicate.Steps[i].Runs = []Run{}
 			}
 		}},
 		{name: "fail at a static rule with base runs before it", fail: true, edit: func(s *Statement) {
-			s.Predicate.Rule = strp(gate.RuleBudgetFiles)
+			s.Predicate.Rule = strp(verdict.RuleBudgetFiles)
 		}, want: ProblemVerdict},
 		{name: "fail at diff.apply after the base held", fail: true, edit: func(s *Statement) {
-			s.Predicate.Rule = strp(gate.RuleDiffApply)
-			stepOf(s, gate.RulePatchPass).Runs = []Run{}
+			s.Predicate.Rule = strp(verdict.RuleDiffApply)
+			stepOf(s, verdict.RulePatchPass).Runs = []Run{}
 		}},
 		{name: "fail at the card signature with nothing run", edit: func(s *Statement) {
-			s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(gate.RuleCardSignature)
+			s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(verdict.RuleCardSignature)
 			for i := range s.Predicate.Steps {
 				s.Predicate.Steps[i].Runs = []Run{}
 			}
 		}},
 		{name: "pass with the canary not run, saying why", edit: func(s *Statement) {
-			st := stepOf(s, gate.RulePatchCanary)
-			st.Status, st.Runs, st.Reason = gate.StatusNotRun, []Run{}, gate.CanaryNotRecognized
+			st := stepOf(s, verdict.RulePatchCanary)
+			st.Status, st.Runs, st.Reason = verdict.StatusNotRun, []Run{}, verdict.CanaryNotRecognized
 		}},
 		{name: "pass with the canary not run, saying nothing", edit: func(s *Statement) {
-			st := stepOf(s, gate.RulePatchCanary)
-			st.Status, st.Runs = gate.StatusNotRun, []Run{}
+			st := stepOf(s, verdict.RulePatchCanary)
+			st.Status, st.Runs = verdict.StatusNotRun, []Run{}
 		}, want: ProblemVerdict},
-		{name: "pass whose canary passed", edit: func(s *Statement) { stepOf(s, gate.RulePatchCanary).Runs[0].Exit = 0 }, want: ProblemVerdict},
+		{name: "pass whose canary passed", edit: func(s *Statement) { stepOf(s, verdict.RulePatchCanary).Runs[0].Exit = 0 }, want: ProblemVerdict},
 		{name: "pass whose canary did not build", edit: func(s *Statement) {
-			stepOf(s, gate.RulePatchCanary).Runs[0].Environment = "go test could not build package x"
+			stepOf(s, verdict.RulePatchCanary).Runs[0].Environment = "go test could not build package x"
 		}, want: ProblemVerdict},
-		{name: "pass whose canary step lost its runs", edit: func(s *Statement) { stepOf(s, gate.RulePatchCanary).Runs = []Run{} }, want: ProblemVerdict},
+		{name: "pass whose canary step lost its runs", edit: func(s *Statement) { stepOf(s, verdict.RulePatchCanary).Runs = []Run{} }, want: ProblemVerdict},
 		{name: "pass whose base run failed for its environment", edit: func(s *Statement) {
-			stepOf(s, gate.RuleBaseFail).Runs[0].Environment = "go test could not build package x"
+			stepOf(s, verdict.RuleBaseFail).Runs[0].Environment = "go test could not build package x"
 		}, want: ProblemVerdict},
-		{name: "canary with an expected exit", edit: func(s *Statement) { stepOf(s, gate.RulePatchCanary).Expected = intp(1) }, want: ProblemMalformed},
-		{name: "canary run of another program", edit: func(s *Statement) { stepOf(s, gate.RulePatchCanary).Runs[0].Argv[0] = "true" }, want: ProblemArgv},
+		{name: "canary with an expected exit", edit: func(s *Statement) { stepOf(s, verdict.RulePatchCanary).Expected = intp(1) }, want: ProblemMalformed},
+		{name: "canary run of another program", edit: func(s *Statement) { stepOf(s, verdict.RulePatchCanary).Runs[0].Argv[0] = "true" }, want: ProblemArgv},
 		{name: "fail at the canary that passed", edit: func(s *Statement) {
-			s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(gate.RulePatchCanary)
-			st := stepOf(s, gate.RulePatchCanary)
-			st.Status, st.Runs[0].Exit = gate.StatusFail, 0
+			s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(verdict.RulePatchCanary)
+			st := stepOf(s, verdict.RulePatchCanary)
+			st.Status, st.Runs[0].Exit = verdict.StatusFail, 0
 		}},
 		{name: "fail at the canary that failed as it must", edit: func(s *Statement) {
-			s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(gate.RulePatchCanary)
-			stepOf(s, gate.RulePatchCanary).Status = gate.StatusFail
+			s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(verdict.RulePatchCanary)
+			stepOf(s, verdict.RulePatchCanary).Status = verdict.StatusFail
 		}, want: ProblemVerdict},
 		{name: "fail with the canary run after the broken rule", fail: true, edit: func(s *Statement) {
-			st := stepOf(s, gate.RulePatchCanary)
-			st.Status, st.Runs = gate.StatusOK, []Run{{Argv: []string{"sh", "x"}, Exit: 1}}
+			st := stepOf(s, verdict.RulePatchCanary)
+			st.Status, st.Runs = verdict.StatusOK, []Run{{Argv: []string{"sh", "x"}, Exit: 1}}
 		}, want: ProblemVerdict},
 		{name: "fail at an unknown rule", fail: true, edit: func(s *Statement) { s.Predicate.Rule = strp("gate.other") }, want: ProblemMalformed},
 	}
@@ -200,14 +200,14 @@ func TestCheckCanaryClaims(t *testing.T) {
 		reason, detail string
 		ok             bool
 	}{
-		{"argv not followed, no detail", testCard(t), gate.CanaryNotRecognized, "", true},
-		{"argv followed, no detail", followed, gate.CanaryNotRecognized, "", false},
-		{"argv followed, the source's detail", followed, gate.CanaryNotRecognized, "TestA is a one-line def", true},
-		{"off claimed for a card that leaves it on", testCard(t), gate.CanaryOffReason, "", false},
+		{"argv not followed, no detail", testCard(t), verdict.CanaryNotRecognized, "", true},
+		{"argv followed, no detail", followed, verdict.CanaryNotRecognized, "", false},
+		{"argv followed, the source's detail", followed, verdict.CanaryNotRecognized, "TestA is a one-line def", true},
+		{"off claimed for a card that leaves it on", testCard(t), verdict.CanaryOffReason, "", false},
 	} {
 		s := testStatement(t, passVerdict(tc.c), tc.c)
-		st := stepOf(s, gate.RulePatchCanary)
-		st.Status, st.Runs, st.Reason, st.Detail = gate.StatusNotRun, []Run{}, tc.reason, tc.detail
+		st := stepOf(s, verdict.RulePatchCanary)
+		st.Status, st.Runs, st.Reason, st.Detail = verdict.StatusNotRun, []Run{}, tc.reason, tc.detail
 		err := Check(s, tc.c)
 		var re *Error
 		if tc.ok != (err == nil) || (err != nil && (!errors.As(err, &re) || re.Problem != ProblemVerdict)) {
@@ -221,17 +221,17 @@ func TestCheckCanaryClaims(t *testing.T) {
 // a verdict that follows from it, and no other.
 func TestCheckRunOrder(t *testing.T) {
 	c := testCard(t)
-	pass, inv, canary := gate.RulePatchPass, gate.RulePatchInvariant, gate.RulePatchCanary
+	pass, inv, canary := verdict.RulePatchPass, verdict.RulePatchInvariant, verdict.RulePatchCanary
 	canaryHeld := []Run{{Argv: []string{"sh", "canary_test.sh"}, Exit: 1}}
 	failFirst := func(s *Statement) {
 		// The canary drew the first place and passed: the gate stopped.
 		s.Predicate.Verdict, s.Predicate.Rule = "fail", strp(canary)
 		for _, r := range []string{pass, inv} {
 			st := stepOf(s, r)
-			st.Status, st.Runs, st.Expected = gate.StatusNotRun, []Run{}, nil
+			st.Status, st.Runs, st.Expected = verdict.StatusNotRun, []Run{}, nil
 		}
 		st := stepOf(s, canary)
-		st.Status, st.Runs = gate.StatusFail, []Run{{Argv: []string{"sh", "canary_test.sh"}, Exit: 0}}
+		st.Status, st.Runs = verdict.StatusFail, []Run{{Argv: []string{"sh", "canary_test.sh"}, Exit: 0}}
 	}
 	for _, tc := range []struct {
 		name  string
@@ -247,12 +247,12 @@ func TestCheckRunOrder(t *testing.T) {
 		{"pass, invariant before pass", false, []string{inv, pass, canary}, nil, false},
 		{"pass, canary left out", false, []string{pass, inv}, nil, false},
 		{"pass, a rule twice", false, []string{pass, pass, inv, canary}, nil, false},
-		{"pass, a rule that did not run", false, []string{pass, inv, gate.RulePatchHeldOut, canary}, nil, false},
+		{"pass, a rule that did not run", false, []string{pass, inv, verdict.RulePatchHeldOut, canary}, nil, false},
 		{"fail at pass after the canary held", true, []string{canary, pass}, func(s *Statement) {
-			stepOf(s, canary).Status, stepOf(s, canary).Runs = gate.StatusOK, canaryHeld
+			stepOf(s, canary).Status, stepOf(s, canary).Runs = verdict.StatusOK, canaryHeld
 		}, true},
 		{"fail at pass, canary runs but no order", true, nil, func(s *Statement) {
-			stepOf(s, canary).Status, stepOf(s, canary).Runs = gate.StatusOK, canaryHeld
+			stepOf(s, canary).Status, stepOf(s, canary).Runs = verdict.StatusOK, canaryHeld
 		}, false},
 		{"fail at the canary, run first", false, []string{canary}, failFirst, true},
 		{"fail at the canary, run first, no order", false, nil, failFirst, false},

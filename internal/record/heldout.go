@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"path"
 	"regexp"
 	"slices"
@@ -9,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 )
 
 // heldOutArgv reports whether argv is the card's held-out command with
@@ -74,11 +74,11 @@ func checkHeldOutStep(field string, st Step, c *card.Card) error {
 // held-out tests ran them and they held, or says they were skipped; a
 // failure at patch.held_out either was not given them or ran them and they
 // did not hold (patch.flaky: they disagreed); a failure before it ran none.
-// rank is the index in gate.Rules of the rule that broke (-1 on pass).
+// rank is the index in verdict.Rules of the rule that broke (-1 on pass).
 func checkHeldOutVerdict(p *Predicate, c *card.Card, rank int) error {
 	var runs []Run
 	for _, st := range p.Steps {
-		if st.Rule == gate.RulePatchHeldOut {
+		if st.Rule == verdict.RulePatchHeldOut {
 			runs = st.Runs
 		}
 	}
@@ -87,51 +87,51 @@ func checkHeldOutVerdict(p *Predicate, c *card.Card, rank int) error {
 	switch {
 	case h == nil && mode != "":
 		return errorf(ProblemVerdict, "predicate.held_out", "%q, but the card has no held-out tests", mode)
-	case mode != "" && mode != gate.HeldOutRan && mode != gate.HeldOutSkipped && mode != gate.HeldOutNotGiven:
-		return errorf(ProblemMalformed, "predicate.held_out", "%q, want %s, %s or %s", mode, gate.HeldOutRan, gate.HeldOutSkipped, gate.HeldOutNotGiven)
-	case (mode == gate.HeldOutRan) != (len(runs) > 0):
+	case mode != "" && mode != verdict.HeldOutRan && mode != verdict.HeldOutSkipped && mode != verdict.HeldOutNotGiven:
+		return errorf(ProblemMalformed, "predicate.held_out", "%q, want %s, %s or %s", mode, verdict.HeldOutRan, verdict.HeldOutSkipped, verdict.HeldOutNotGiven)
+	case (mode == verdict.HeldOutRan) != (len(runs) > 0):
 		return errorf(ProblemVerdict, "predicate.held_out", "%q, but the record holds %d held-out runs", mode, len(runs))
 	case h == nil:
 		return nil
 	}
 	j := Judge(runs, h.ExpectExit)
-	at := slices.Index(gate.Rules, gate.RulePatchHeldOut)
+	at := slices.Index(verdict.Rules, verdict.RulePatchHeldOut)
 	switch {
 	case rank < 0:
-		if mode == gate.HeldOutSkipped || (mode == gate.HeldOutRan && j == Holds) {
+		if mode == verdict.HeldOutSkipped || (mode == verdict.HeldOutRan && j == Holds) {
 			return nil
 		}
 		return errorf(ProblemVerdict, "predicate.verdict", "the record says pass, but the held-out tests %s", heldOutWhy(mode, j, runs, h.ExpectExit))
 	case rank < at:
 		if mode != "" {
-			return errorf(ProblemVerdict, "predicate.held_out", "the record says %s broke, yet the held-out tests were %s after it", gate.Rules[rank], mode)
+			return errorf(ProblemVerdict, "predicate.held_out", "the record says %s broke, yet the held-out tests were %s after it", verdict.Rules[rank], mode)
 		}
 		return nil
 	case rank > at:
 		// A rule after this one (patch.canary) broke: this one held, or
 		// its place came after the canary's (run_order).
-		if mode == gate.HeldOutSkipped || (mode == gate.HeldOutRan && j == Holds) || (mode == "" && len(runs) == 0 && notReached(p, gate.RulePatchHeldOut)) {
+		if mode == verdict.HeldOutSkipped || (mode == verdict.HeldOutRan && j == Holds) || (mode == "" && len(runs) == 0 && notReached(p, verdict.RulePatchHeldOut)) {
 			return nil
 		}
-		return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke, but the held-out tests before it %s", gate.Rules[rank], heldOutWhy(mode, j, runs, h.ExpectExit))
-	case *p.Rule == gate.RulePatchFlaky:
-		if mode == gate.HeldOutRan && j != Disagree && j != Holds {
-			return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but the held-out runs say: %s", gate.RulePatchFlaky, describe(j, runs, h.ExpectExit))
+		return errorf(ProblemVerdict, "predicate.rule", "the record says %s broke, but the held-out tests before it %s", verdict.Rules[rank], heldOutWhy(mode, j, runs, h.ExpectExit))
+	case *p.Rule == verdict.RulePatchFlaky:
+		if mode == verdict.HeldOutRan && j != Disagree && j != Holds {
+			return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but the held-out runs say: %s", verdict.RulePatchFlaky, describe(j, runs, h.ExpectExit))
 		}
 		return nil
 	}
 	// Broken at patch.held_out itself: with held_out.expect_stdout, runs
 	// that exit as expected break it when their output differs (the
 	// record holds no output: the gate judged it, and signed).
-	if mode == gate.HeldOutSkipped || (mode == gate.HeldOutRan && ((j == Holds && h.ExpectStdout == "") || j == Disagree)) {
-		return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but the held-out tests %s", gate.RulePatchHeldOut, heldOutWhy(mode, j, runs, h.ExpectExit))
+	if mode == verdict.HeldOutSkipped || (mode == verdict.HeldOutRan && ((j == Holds && h.ExpectStdout == "") || j == Disagree)) {
+		return errorf(ProblemVerdict, "predicate.rule", "the record says %s, but the held-out tests %s", verdict.RulePatchHeldOut, heldOutWhy(mode, j, runs, h.ExpectExit))
 	}
 	return nil
 }
 
 func heldOutWhy(mode string, j Judgement, runs []Run, expect int) string {
 	switch mode {
-	case gate.HeldOutRan:
+	case verdict.HeldOutRan:
 		return "ran: " + describe(j, runs, expect)
 	case "":
 		return "are not accounted for"
@@ -146,7 +146,7 @@ func heldOutDisagree(p *Predicate, c *card.Card) bool {
 		return false
 	}
 	for _, st := range p.Steps {
-		if st.Rule == gate.RulePatchHeldOut {
+		if st.Rule == verdict.RulePatchHeldOut {
 			return Judge(st.Runs, c.HeldOut.ExpectExit) == Disagree
 		}
 	}

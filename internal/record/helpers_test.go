@@ -3,6 +3,7 @@ package record
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"github.com/failpass/failpass/internal/verdict"
 	"strings"
 	"testing"
 	"time"
@@ -10,8 +11,6 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
-	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/sign"
 )
 
@@ -83,26 +82,26 @@ func signCard(t testing.TB, c *card.Card, s sign.Signer, who string) {
 
 func intp(n int) *int { return &n }
 
-func run(argv []string, exit int) gate.RunResult {
-	return gate.RunResult{Argv: argv, Exit: exit, DurationMS: 12}
+func run(argv []string, exit int) verdict.RunResult {
+	return verdict.RunResult{Argv: argv, Exit: exit, DurationMS: 12}
 }
 
 // passVerdict is what the gate says of a candidate that passes testCard.
-func passVerdict(c *card.Card) *gate.Verdict {
-	v := &gate.Verdict{Verdict: gate.Pass, Reason: "every rule held", Candidate: "fix.diff", Base: testBase,
-		Sandbox: sandbox.Report{Applied: []string{"network"}, Missing: []string{"resources"}},
+func passVerdict(c *card.Card) *verdict.Verdict {
+	v := &verdict.Verdict{Verdict: verdict.Pass, Reason: "every rule held", Candidate: "fix.diff", Base: testBase,
+		Sandbox: verdict.Sandbox{Applied: []string{"network"}, Missing: []string{"resources"}},
 		Signers: []string{"maint@example.org"}}
-	for _, r := range gate.Rules {
-		s := gate.Step{Rule: r, Status: gate.StatusOK}
+	for _, r := range verdict.Rules {
+		s := verdict.Step{Rule: r, Status: verdict.StatusOK}
 		if role, ok := commandRole(r); ok {
 			cmd := c.Command(role)
 			s.Expected = intp(cmd.ExpectExit)
 			s.Exit = intp(cmd.ExpectExit)
-			s.Runs = []gate.RunResult{run(cmd.Cmd, cmd.ExpectExit)}
+			s.Runs = []verdict.RunResult{run(cmd.Cmd, cmd.ExpectExit)}
 		}
-		if r == gate.RulePatchCanary {
+		if r == verdict.RulePatchCanary {
 			s.Exit = intp(1)
-			s.Runs = []gate.RunResult{run([]string{c.Pass.Cmd[0], "canary_test.sh"}, 1)}
+			s.Runs = []verdict.RunResult{run([]string{c.Pass.Cmd[0], "canary_test.sh"}, 1)}
 		}
 		v.Steps = append(v.Steps, s)
 	}
@@ -110,17 +109,17 @@ func passVerdict(c *card.Card) *gate.Verdict {
 }
 
 // failVerdict is the gate's answer when patch.pass exits 1.
-func failVerdict(c *card.Card) *gate.Verdict {
+func failVerdict(c *card.Card) *verdict.Verdict {
 	v := passVerdict(c)
-	rule := gate.RulePatchPass
-	v.Verdict, v.Rule, v.Reason = gate.Fail, &rule, "exit 1, expected 0"
+	rule := verdict.RulePatchPass
+	v.Verdict, v.Rule, v.Reason = verdict.Fail, &rule, "exit 1, expected 0"
 	for i := range v.Steps {
 		switch v.Steps[i].Rule {
-		case gate.RulePatchPass:
-			v.Steps[i].Status = gate.StatusFail
-			v.Steps[i].Runs = []gate.RunResult{run(c.Pass.Cmd, 1)}
-		case gate.RulePatchInvariant, gate.RulePatchCanary:
-			v.Steps[i] = gate.Step{Rule: v.Steps[i].Rule, Status: gate.StatusNotRun}
+		case verdict.RulePatchPass:
+			v.Steps[i].Status = verdict.StatusFail
+			v.Steps[i].Runs = []verdict.RunResult{run(c.Pass.Cmd, 1)}
+		case verdict.RulePatchInvariant, verdict.RulePatchCanary:
+			v.Steps[i] = verdict.Step{Rule: v.Steps[i].Rule, Status: verdict.StatusNotRun}
 		}
 	}
 	return v
@@ -128,7 +127,7 @@ func failVerdict(c *card.Card) *gate.Verdict {
 
 var testDiff = []byte("diff --git a/value b/value\n--- a/value\n+++ b/value\n@@ -1 +1 @@\n-1\n+2\n")
 
-func testStatement(t testing.TB, v *gate.Verdict, c *card.Card) *Statement {
+func testStatement(t testing.TB, v *verdict.Verdict, c *card.Card) *Statement {
 	t.Helper()
 	s, err := New(v, c, testDiff, &Patched{Base: testBase, Tree: testTree, Applied: true},
 		[]FileStat{{Path: "value", Added: 1, Deleted: 1}}, "failpass test", testTime)

@@ -2,11 +2,11 @@ package record
 
 import (
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"io"
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/shellquote"
 	"github.com/failpass/failpass/internal/sign"
 )
@@ -69,16 +69,16 @@ func (n *Note) WriteMarkdown(w io.Writer) error {
 		if t := n.Record.Tree(); t != "" {
 			fmt.Fprintf(&b, "| patched tree | %s |\n", code(t))
 		}
-		verdict := "**PASS**"
+		line := "**PASS**"
 		if n.Runner == nil {
-			verdict = "**PASS** (unverified record)"
+			line = "**PASS** (unverified record)"
 		}
-		if p.Verdict != gate.Pass {
-			verdict = fmt.Sprintf("**FAIL** %s: %s", code(*p.Rule), cell(p.Reason))
-		} else if p.HeldOut == gate.HeldOutSkipped {
-			verdict += " (held-out tests SKIPPED by --skip-held-out)"
+		if p.Verdict != verdict.Pass {
+			line = fmt.Sprintf("**FAIL** %s: %s", code(*p.Rule), cell(p.Reason))
+		} else if p.HeldOut == verdict.HeldOutSkipped {
+			line += " (held-out tests SKIPPED by --skip-held-out)"
 		}
-		fmt.Fprintf(&b, "| verdict | %s |\n", verdict)
+		fmt.Fprintf(&b, "| verdict | %s |\n", line)
 		fmt.Fprintf(&b, "| record signature | %s |\n", n.signatureCell())
 		if len(p.Card.Signers) > 0 {
 			fmt.Fprintf(&b, "| card signed by | %s |\n", cell(strings.Join(p.Card.Signers, ", ")))
@@ -100,7 +100,7 @@ func (n *Note) WriteMarkdown(w io.Writer) error {
 				exp = fmt.Sprint(*s.Expected)
 			}
 			status := s.Status
-			if s.Rule == gate.RulePatchHeldOut && n.Record.Predicate.HeldOut == gate.HeldOutSkipped {
+			if s.Rule == verdict.RulePatchHeldOut && n.Record.Predicate.HeldOut == verdict.HeldOutSkipped {
 				// Passed loudly, never "ok": nothing ran.
 				status = "skipped (--skip-held-out: the card's held-out tests did not run)"
 			}
@@ -128,7 +128,7 @@ func (n *Note) WriteMarkdown(w io.Writer) error {
 		// The gate runs every command --repeat times; the base's fail
 		// step says how many the record's run used.
 		for _, s := range n.Record.Predicate.Steps {
-			if s.Rule == gate.RuleBaseFail && len(s.Runs) > 1 {
+			if s.Rule == verdict.RuleBaseFail && len(s.Runs) > 1 {
 				repeat = fmt.Sprintf(" --repeat %d", len(s.Runs))
 			}
 		}
@@ -167,7 +167,7 @@ func (n *Note) WriteMerge(w io.Writer) error {
 		signed = "verified, runner " + oneLine(n.Runner.Principal) + " " + n.Runner.Fingerprint
 	}
 	gateSays := "pass"
-	if n.Record.Predicate.HeldOut == gate.HeldOutSkipped {
+	if n.Record.Predicate.HeldOut == verdict.HeldOutSkipped {
 		gateSays = "pass, held-out skipped"
 	}
 	_, err := fmt.Fprintf(w, "Merge fix for %s (failpass gate: %s)\n\nFailpass-Contract: %s\nFailpass-Base: %s\nFailpass-Card: %s\nFailpass-Record: %s\nFailpass-Record-Signature: %s\n",

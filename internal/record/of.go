@@ -2,10 +2,10 @@ package record
 
 import (
 	"context"
+	"github.com/failpass/failpass/internal/verdict"
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/sign"
 	"github.com/failpass/failpass/internal/version"
@@ -21,7 +21,7 @@ import (
 // failpass's version and at. It is the one builder of the records `gate
 // --record` writes and the loop keeps per attempt. Nothing here runs a
 // card command; a tree is built in git's object store.
-func Of(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *gate.Verdict, at time.Time) (*Statement, error) {
+func Of(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *verdict.Verdict, at time.Time) (*Statement, error) {
 	patched, err := patchedOf(ctx, repo, c, diff, v)
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func Of(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *gate
 
 // patchedOf is the record's subject tree: the verdict's when it carries
 // one, else PatchedTree of its base; nil when no base is a commit here.
-func patchedOf(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *gate.Verdict) (*Patched, error) {
+func patchedOf(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *verdict.Verdict) (*Patched, error) {
 	if v.Tree != "" && v.Base != "" {
 		return &Patched{Base: v.Base, Tree: v.Tree, Applied: true}, nil
 	}
@@ -45,7 +45,7 @@ func patchedOf(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, 
 	if base == "" {
 		// The gate stopped before card.base (an unsigned card): the record
 		// still names the tree the card's base would have been patched to.
-		if out, err := gate.ResolveBase(ctx, repo, c); err == nil {
+		if out, err := repo.Commit(ctx, c.BaseRev()); err == nil {
 			base = out
 		}
 	}
@@ -56,7 +56,7 @@ func patchedOf(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, 
 }
 
 // Signed is Of, in canonical bytes, with their signature by s.
-func Signed(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *gate.Verdict, at time.Time, s sign.Signer) (data, sig []byte, err error) {
+func Signed(ctx context.Context, repo *gitx.Repo, c *card.Card, diff []byte, v *verdict.Verdict, at time.Time, s sign.Signer) (data, sig []byte, err error) {
 	st, err := Of(ctx, repo, c, diff, v, at)
 	if err != nil {
 		return nil, nil, err

@@ -19,11 +19,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"io"
 
 	"github.com/gowebpki/jcs"
-
-	"github.com/failpass/failpass/internal/gate"
 )
 
 // Pinned names of the statement.
@@ -329,7 +328,7 @@ func (s *Statement) check() error {
 			}
 		}
 		// The canary expects no one exit: any conclusive failure holds.
-		if len(st.Runs) > 0 && st.Expected == nil && st.Rule != gate.RulePatchCanary {
+		if len(st.Runs) > 0 && st.Expected == nil && st.Rule != verdict.RulePatchCanary {
 			return errorf(ProblemMalformed, fmt.Sprintf("predicate.steps[%d].expected", i), "a step with runs names its expected exit")
 		}
 	}

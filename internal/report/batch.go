@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/failpass/failpass/internal/gate"
 )
 
 // Summary counts a batch's candidates. Its JSON form is the last line of
@@ -30,12 +29,12 @@ type Summary struct {
 }
 
 // Add counts one verdict.
-func (s *Summary) Add(v *gate.Verdict) {
+func (s *Summary) Add(v *verdict.Verdict) {
 	s.Total++
 	switch v.Verdict {
-	case gate.Pass:
+	case verdict.Pass:
 		s.Passed++
-	case gate.Errored:
+	case verdict.Errored:
 		s.Errors++
 	default:
 		s.Failed++
@@ -62,18 +61,18 @@ func SummaryJSON(w io.Writer, s Summary) error {
 //	PASS fix-1.diff (1.2s)
 //	FAIL fix-2.diff budget.files: files changed: 4 of 3 (0.0s, cached)
 //	PASS fix-3.diff (2.5s, held-out tests SKIPPED)
-func BatchLine(v *gate.Verdict) string {
+func BatchLine(v *verdict.Verdict) string {
 	extra := ""
 	if v.Cached {
 		extra = ", cached"
 	}
-	if v.HeldOut == gate.HeldOutSkipped {
+	if v.HeldOut == verdict.HeldOutSkipped {
 		extra += ", held-out tests SKIPPED"
 	}
 	switch v.Verdict {
-	case gate.Pass:
+	case verdict.Pass:
 		return oneLine(fmt.Sprintf("PASS %s (%s%s)", v.Candidate, dur(v.DurationMS), extra))
-	case gate.Errored:
+	case verdict.Errored:
 		return oneLine(fmt.Sprintf("ERROR %s: %s", v.Candidate, v.Error))
 	}
 	return oneLine(fmt.Sprintf("FAIL %s %s: %s (%s%s)", v.Candidate, v.Failed(), v.Reason, dur(v.DurationMS), extra))
@@ -85,7 +84,7 @@ func dur(ms int64) string {
 
 // Table writes the summary table: candidate, verdict, first broken rule,
 // duration; then the totals line.
-func Table(w io.Writer, vs []*gate.Verdict) {
+func Table(w io.Writer, vs []*verdict.Verdict) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CANDIDATE\tVERDICT\tRULE\tDURATION")
 	var s Summary
@@ -128,7 +127,7 @@ func oneLine(s string) string {
 
 // JUnit writes the verdicts as a JUnit XML test suite: one test case per
 // candidate, a failure element naming the first broken rule.
-func JUnit(w io.Writer, vs []*gate.Verdict) error {
+func JUnit(w io.Writer, vs []*verdict.Verdict) error {
 	type failure struct {
 		Message string `xml:"message,attr"`
 		Type    string `xml:"type,attr"`
@@ -155,11 +154,11 @@ func JUnit(w io.Writer, vs []*gate.Verdict) error {
 	for _, v := range vs {
 		total += v.DurationMS
 		tc := testcase{Name: xmlSafe(v.Candidate), Classname: "failpass." + strings.TrimPrefix(v.CardDigest, "sha256:")[:min(12, len(strings.TrimPrefix(v.CardDigest, "sha256:")))], Time: secs(v.DurationMS)}
-		if v.Verdict == gate.Errored {
+		if v.Verdict == verdict.Errored {
 			s.Errors++
 			msg := xmlSafe(v.Error)
 			tc.Error = &failure{Message: msg, Type: "error", Text: msg}
-		} else if v.Verdict != gate.Pass {
+		} else if v.Verdict != verdict.Pass {
 			s.Failures++
 			msg := xmlSafe(v.Failed() + ": " + v.Reason)
 			tc.Failure = &failure{Message: msg, Type: v.Failed(), Text: msg}
@@ -196,7 +195,7 @@ func xmlSafe(s string) string {
 // as parsed, and the line as written (merge re-emits it unchanged, so
 // fields this version does not know survive).
 type Result struct {
-	Verdict *gate.Verdict
+	Verdict *verdict.Verdict
 	Raw     json.RawMessage
 }
 
@@ -249,16 +248,16 @@ func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
 		case summary != nil:
 			sum = summary
 			continue
-		case v.Verdict == gate.Errored && v.Candidate == "":
+		case v.Verdict == verdict.Errored && v.Candidate == "":
 			return nil, Summary{}, &ResultsError{file, n, "the shard ended in trouble: " + v.Error}
 		}
 		if v.Candidate == "" {
 			return nil, Summary{}, &ResultsError{file, n, "a verdict without a candidate"}
 		}
-		if v.Verdict == gate.Fail && v.Failed() == "" {
+		if v.Verdict == verdict.Fail && v.Failed() == "" {
 			return nil, Summary{}, &ResultsError{file, n, "a failing verdict without a rule"}
 		}
-		if v.Verdict == gate.Pass && v.Failed() != "" {
+		if v.Verdict == verdict.Pass && v.Failed() != "" {
 			return nil, Summary{}, &ResultsError{file, n, "a passing verdict with a broken rule"}
 		}
 		got.Add(v)
@@ -280,7 +279,7 @@ func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
 // decodeLine reads one line of `gate --json` output: a summary line, or
 // a verdict whose verdict is one the gate gives. msg says why it is
 // neither.
-func decodeLine(line []byte) (*Summary, *gate.Verdict, string) {
+func decodeLine(line []byte) (*Summary, *verdict.Verdict, string) {
 	var probe struct {
 		Summary *Summary `json:"summary"`
 		Verdict *string  `json:"verdict"`
@@ -293,10 +292,10 @@ func decodeLine(line []byte) (*Summary, *gate.Verdict, string) {
 		return probe.Summary, nil, ""
 	case probe.Verdict == nil:
 		return nil, nil, "neither a verdict nor a summary"
-	case *probe.Verdict != gate.Pass && *probe.Verdict != gate.Fail && *probe.Verdict != gate.Errored:
+	case *probe.Verdict != verdict.Pass && *probe.Verdict != verdict.Fail && *probe.Verdict != verdict.Errored:
 		return nil, nil, fmt.Sprintf("unknown verdict %q", *probe.Verdict)
 	}
-	var v gate.Verdict
+	var v verdict.Verdict
 	if err := json.Unmarshal(line, &v); err != nil {
 		return nil, nil, "malformed verdict: " + err.Error()
 	}
@@ -310,10 +309,10 @@ const NoVerdict = "no verdict in it"
 // than merge it: a single gate's verdict object, or a batch's NDJSON
 // (its summary line is skipped). Trouble (`{"verdict": "error"}`) is a
 // verdict to show, not an error here.
-func ReadVerdicts(file string, r io.Reader) ([]*gate.Verdict, error) {
+func ReadVerdicts(file string, r io.Reader) ([]*verdict.Verdict, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxResultLine)
-	var out []*gate.Verdict
+	var out []*verdict.Verdict
 	n := 0
 	for sc.Scan() {
 		n++

@@ -3,10 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"github.com/failpass/failpass/internal/verdict"
 	"strings"
 	"testing"
-
-	"github.com/failpass/failpass/internal/gate"
 )
 
 const (
@@ -66,9 +65,9 @@ func FuzzReadResults(f *testing.F) {
 
 func TestJUnitIsXML(t *testing.T) {
 	rule := "patch.pass"
-	vs := []*gate.Verdict{
-		{Verdict: gate.Pass, Candidate: "ok.diff", CardDigest: "sha256:abcdef0123456789", DurationMS: 1500},
-		{Verdict: gate.Fail, Rule: &rule, Reason: "exit 1 <&> \x00\x1b", Candidate: "bad\x01.diff", CardDigest: "sha256:ab", DurationMS: 20},
+	vs := []*verdict.Verdict{
+		{Verdict: verdict.Pass, Candidate: "ok.diff", CardDigest: "sha256:abcdef0123456789", DurationMS: 1500},
+		{Verdict: verdict.Fail, Rule: &rule, Reason: "exit 1 <&> \x00\x1b", Candidate: "bad\x01.diff", CardDigest: "sha256:ab", DurationMS: 20},
 	}
 	var buf bytes.Buffer
 	if err := JUnit(&buf, vs); err != nil {
@@ -95,9 +94,9 @@ func TestJUnitIsXML(t *testing.T) {
 func TestTable(t *testing.T) {
 	rule := "budget.files"
 	var buf bytes.Buffer
-	Table(&buf, []*gate.Verdict{
-		{Verdict: gate.Pass, Candidate: "a.diff", DurationMS: 1200, Cached: true},
-		{Verdict: gate.Fail, Rule: &rule, Candidate: "b\n.diff"},
+	Table(&buf, []*verdict.Verdict{
+		{Verdict: verdict.Pass, Candidate: "a.diff", DurationMS: 1200, Cached: true},
+		{Verdict: verdict.Fail, Rule: &rule, Candidate: "b\n.diff"},
 	})
 	want := "CANDIDATE  VERDICT  RULE          DURATION\na.diff     pass     -             1.2s (cached)\nb?.diff    fail     budget.files  0s\ntotal 2, passed 1, failed 1, cached 1\n"
 	if buf.String() != want {

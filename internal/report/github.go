@@ -2,11 +2,10 @@ package report
 
 import (
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"io"
 	"sort"
 	"strings"
-
-	"github.com/failpass/failpass/internal/gate"
 )
 
 // GitHub Actions output: workflow commands that become annotations on a
@@ -21,9 +20,9 @@ import (
 // for a rule that names none; an error for a candidate that could not
 // be gated; and a warning when sandbox layers were missing, naming them
 // and why. A passing verdict with the whole sandbox writes nothing.
-func Annotations(w io.Writer, v *gate.Verdict) {
+func Annotations(w io.Writer, v *verdict.Verdict) {
 	switch v.Verdict {
-	case gate.Fail:
+	case verdict.Fail:
 		props := []string{}
 		if s := brokenStep(v); s != nil && s.Path != "" {
 			props = append(props, "file="+ghProperty(s.Path))
@@ -33,7 +32,7 @@ func Annotations(w io.Writer, v *gate.Verdict) {
 		}
 		props = append(props, "title="+ghProperty("failpass "+v.Failed()))
 		fmt.Fprintf(w, "::error %s::%s\n", strings.Join(props, ","), ghData(VerdictLine(v)))
-	case gate.Errored:
+	case verdict.Errored:
 		msg := "failpass could not gate " + v.Candidate + ": " + v.Error
 		if v.Candidate == "" {
 			msg = "failpass: trouble: " + v.Error
@@ -46,9 +45,9 @@ func Annotations(w io.Writer, v *gate.Verdict) {
 }
 
 // brokenStep is the step of the verdict's first broken rule.
-func brokenStep(v *gate.Verdict) *gate.Step {
+func brokenStep(v *verdict.Verdict) *verdict.Step {
 	for i := range v.Steps {
-		if v.Steps[i].Rule == v.Failed() && v.Steps[i].Status == gate.StatusFail {
+		if v.Steps[i].Rule == v.Failed() && v.Steps[i].Status == verdict.StatusFail {
 			return &v.Steps[i]
 		}
 	}
@@ -57,7 +56,7 @@ func brokenStep(v *gate.Verdict) *gate.Step {
 
 // sandboxGap says what the sandbox did not apply, or "" when nothing is
 // missing (or nothing ran: a statically refused candidate probes nothing).
-func sandboxGap(v *gate.Verdict) string {
+func sandboxGap(v *verdict.Verdict) string {
 	r := v.Sandbox
 	switch {
 	case r.Off:
@@ -91,12 +90,12 @@ func ghProperty(s string) string {
 // SummaryMarkdown writes one verdict as a Markdown section for a job
 // summary: the verdict, where the broken rule points, what was gated on
 // which base, the sandbox, and every rule in a collapsed table.
-func SummaryMarkdown(w io.Writer, v *gate.Verdict) {
+func SummaryMarkdown(w io.Writer, v *verdict.Verdict) {
 	var b strings.Builder
 	switch v.Verdict {
-	case gate.Pass:
+	case verdict.Pass:
 		b.WriteString("### failpass: PASS\n\n")
-	case gate.Fail:
+	case verdict.Fail:
 		fmt.Fprintf(&b, "### failpass: FAIL %s\n\n", mdCode(v.Failed()))
 		fmt.Fprintf(&b, "**Reason:** %s\n\n", mdCode(v.Reason))
 		if s := brokenStep(v); s != nil && s.Path != "" {
@@ -120,7 +119,7 @@ func SummaryMarkdown(w io.Writer, v *gate.Verdict) {
 		}
 		b.WriteString("\n\n")
 	}
-	if v.Verdict != gate.Errored {
+	if v.Verdict != verdict.Errored {
 		if gap := sandboxGap(v); gap != "" {
 			fmt.Fprintf(&b, "**Sandbox:** %s\n\n", mdCode(gap))
 		} else if len(v.Sandbox.Applied) > 0 {

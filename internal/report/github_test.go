@@ -2,27 +2,27 @@ package report
 
 import (
 	"bytes"
+	"github.com/failpass/failpass/internal/verdict"
 	"strings"
 	"testing"
 
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/sandbox"
 )
 
-func failed(rule, reason, path string, line int) *gate.Verdict {
+func failed(rule, reason, path string, line int) *verdict.Verdict {
 	r := rule
-	return &gate.Verdict{Verdict: gate.Fail, Rule: &r, Reason: reason, Candidate: "main..pr",
-		Sandbox: sandbox.Report{Applied: []string{"network", "filesystem", "processes", "resources"}, Missing: []string{}},
-		Steps:   []gate.Step{{Rule: "card.signature", Status: gate.StatusOK}, {Rule: rule, Status: gate.StatusFail, Reason: reason, Path: path, Line: line}}}
+	return &verdict.Verdict{Verdict: verdict.Fail, Rule: &r, Reason: reason, Candidate: "main..pr",
+		Sandbox: verdict.Sandbox{Applied: []string{"network", "filesystem", "processes", "resources"}, Missing: []string{}},
+		Steps:   []verdict.Step{{Rule: "card.signature", Status: verdict.StatusOK}, {Rule: rule, Status: verdict.StatusFail, Reason: reason, Path: path, Line: line}}}
 }
 
 func TestAnnotations(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		v    *gate.Verdict
+		v    *verdict.Verdict
 		want string
 	}{
-		{"pass with the whole sandbox", &gate.Verdict{Verdict: gate.Pass, Sandbox: sandbox.Report{Applied: []string{"network"}, Missing: []string{}}}, ""},
+		{"pass with the whole sandbox", &verdict.Verdict{Verdict: verdict.Pass, Sandbox: verdict.Sandbox{Applied: []string{"network"}, Missing: []string{}}}, ""},
 		{"file and line", failed("budget.deny", `a.yml matches deny glob "*.yml"`, "a.yml", 3),
 			"::error file=a.yml,line=3,title=failpass budget.deny::GATE: FAIL budget.deny: a.yml matches deny glob \"*.yml\"\n"},
 		{"file without a line", failed("budget.binary", "binary change to b.png", "b.png", 0),
@@ -33,11 +33,11 @@ func TestAnnotations(t *testing.T) {
 			"::error file=a%2Cline=1%3Ab%250A%3A%3Awarning%3A%3Ax?%3A%3Aerror%3A%3Ay,line=2,title=failpass budget.deny::GATE: FAIL budget.deny: x\n"},
 		{"hostile reason stays on one line", failed("budget.deny", "50%\r\n::error::forged", "a", 1),
 			"::error file=a,line=1,title=failpass budget.deny::GATE: FAIL budget.deny: 50%25??::error::forged\n"},
-		{"trouble", &gate.Verdict{Verdict: gate.Errored, Error: "cannot read diff"},
+		{"trouble", &verdict.Verdict{Verdict: verdict.Errored, Error: "cannot read diff"},
 			"::error title=failpass error::failpass: trouble: cannot read diff\n"},
-		{"missing layers are a warning", &gate.Verdict{Verdict: gate.Pass, Sandbox: sandbox.Report{Applied: []string{"network"}, Missing: []string{"resources"}, Why: map[string]string{"cgroup-pids": "no pids cgroup", "cgroup-memory": "no memory cgroup"}}},
+		{"missing layers are a warning", &verdict.Verdict{Verdict: verdict.Pass, Sandbox: verdict.Sandbox{Applied: []string{"network"}, Missing: []string{"resources"}, Why: map[string]string{"cgroup-pids": "no pids cgroup", "cgroup-memory": "no memory cgroup"}}},
 			"::warning title=failpass sandbox::sandbox layers missing on this runner: resources (cgroup-memory: no memory cgroup; cgroup-pids: no pids cgroup)\n"},
-		{"sandbox off", &gate.Verdict{Verdict: gate.Pass, Sandbox: sandbox.OffReport()},
+		{"sandbox off", &verdict.Verdict{Verdict: verdict.Pass, Sandbox: sandbox.OffReport()},
 			"::warning title=failpass sandbox::the sandbox was off (--sandbox=off): nothing contained the card's commands\n"},
 	} {
 		var b bytes.Buffer

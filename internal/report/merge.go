@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/shard"
 )
 
 // MergeError is a set of shard outputs that are not one run's: a
@@ -79,14 +79,14 @@ func (m *Merge) Done() ([]Result, error) {
 	return m.results, nil
 }
 
-func (m *Merge) addShard(file, shard string) error {
-	if shard == "" {
+func (m *Merge) addShard(file, slice string) error {
+	if slice == "" {
 		m.unsharded = file
 		return m.mixed()
 	}
-	s, err := gate.ParseShard(shard)
+	s, err := shard.Parse(slice)
 	if err != nil {
-		return mergeError(fmt.Sprintf("%s: the summary's shard %q is not K/N", file, shard))
+		return mergeError(fmt.Sprintf("%s: the summary's shard %q is not K/N", file, slice))
 	}
 	if m.have == nil {
 		m.have, m.n = map[int]string{}, s.N

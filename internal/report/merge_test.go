@@ -2,10 +2,9 @@ package report
 
 import (
 	"errors"
+	"github.com/failpass/failpass/internal/verdict"
 	"strings"
 	"testing"
-
-	"github.com/failpass/failpass/internal/gate"
 )
 
 // TestMerge: the outputs merged must be every shard of one run, each
@@ -37,7 +36,7 @@ func TestMerge(t *testing.T) {
 		for _, o := range tc.outs {
 			var rs []Result
 			for _, c := range o.cands {
-				rs = append(rs, Result{Verdict: &gate.Verdict{Candidate: c, CardDigest: "sha256:00", DiffDigest: "sha256:" + c}})
+				rs = append(rs, Result{Verdict: &verdict.Verdict{Candidate: c, CardDigest: "sha256:00", DiffDigest: "sha256:" + c}})
 			}
 			if err = m.Add(o.file, rs, Summary{Shard: o.shard}); err != nil {
 				break

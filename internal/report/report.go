@@ -5,13 +5,11 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/failpass/failpass/internal/verdict"
 	"io"
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/failpass/failpass/internal/gate"
-	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // Text writes the human form: one line per rule, then the verdict line.
@@ -25,7 +23,7 @@ import (
 // Under --repeat N the command rules say how many runs agreed
 // (`base.fail: exit 1 (ok, 3 runs)`), and a `patch.flaky:` line says
 // whether the patched runs agreed.
-func Text(w io.Writer, v *gate.Verdict) {
+func Text(w io.Writer, v *verdict.Verdict) {
 	repeated := 0
 	for _, s := range v.Steps {
 		fmt.Fprintln(w, oneLine(StepLine(s)))
@@ -48,7 +46,7 @@ func Text(w io.Writer, v *gate.Verdict) {
 //	sandbox: missing network, filesystem (mount namespace: operation not permitted)
 //
 // It is "" when every layer held, or when no command ran.
-func SandboxLine(r sandbox.Report) string {
+func SandboxLine(r verdict.Sandbox) string {
 	if r.Off {
 		return "sandbox: OFF (--sandbox=off): the card's commands ran uncontained"
 	}
@@ -73,31 +71,31 @@ func SandboxLine(r sandbox.Report) string {
 
 // flakyLine is the patch.flaky rule's line under --repeat: broken, held
 // (every patched command's n runs agreed), or not reached.
-func flakyLine(v *gate.Verdict, n int) string {
-	if v.Failed() == gate.RulePatchFlaky {
-		return fmt.Sprintf("%s: %s", gate.RulePatchFlaky, v.Reason)
+func flakyLine(v *verdict.Verdict, n int) string {
+	if v.Failed() == verdict.RulePatchFlaky {
+		return fmt.Sprintf("%s: %s", verdict.RulePatchFlaky, v.Reason)
 	}
 	for _, s := range v.Steps {
-		if s.Rule == gate.RulePatchInvariant && s.Status == gate.StatusOK {
-			return fmt.Sprintf("%s: ok (the patched runs agree, %d runs each)", gate.RulePatchFlaky, n)
+		if s.Rule == verdict.RulePatchInvariant && s.Status == verdict.StatusOK {
+			return fmt.Sprintf("%s: ok (the patched runs agree, %d runs each)", verdict.RulePatchFlaky, n)
 		}
 	}
-	return gate.RulePatchFlaky + ": not run"
+	return verdict.RulePatchFlaky + ": not run"
 }
 
 // StepLine is one rule's line in the human form.
-func StepLine(s gate.Step) string {
+func StepLine(s verdict.Step) string {
 	runs := ""
 	if len(s.Runs) > 1 {
 		runs = fmt.Sprintf(", %d runs", len(s.Runs))
 	}
 	switch s.Status {
-	case gate.StatusNotRun:
+	case verdict.StatusNotRun:
 		if s.Reason != "" {
 			return fmt.Sprintf("%s: not run (%s)", s.Rule, s.Reason)
 		}
 		return s.Rule + ": not run"
-	case gate.StatusOK:
+	case verdict.StatusOK:
 		if s.Exit != nil {
 			return fmt.Sprintf("%s: exit %d (ok%s)", s.Rule, *s.Exit, runs)
 		}
@@ -115,21 +113,21 @@ func StepLine(s gate.Step) string {
 
 // VerdictLine is `GATE: PASS` or `GATE: FAIL <rule>: <reason>`; a pass
 // with the card's held-out tests skipped says so on the same line.
-func VerdictLine(v *gate.Verdict) string {
+func VerdictLine(v *verdict.Verdict) string {
 	switch v.Verdict {
-	case gate.Pass:
-		if v.HeldOut == gate.HeldOutSkipped {
+	case verdict.Pass:
+		if v.HeldOut == verdict.HeldOutSkipped {
 			return "GATE: PASS (held-out tests SKIPPED by --skip-held-out)"
 		}
 		return "GATE: PASS"
-	case gate.Errored:
+	case verdict.Errored:
 		return "GATE: ERROR " + v.Error
 	}
 	return fmt.Sprintf("GATE: FAIL %s: %s", v.Failed(), v.Reason)
 }
 
 // JSON writes v as one line of JSON (the `--json` contract).
-func JSON(w io.Writer, v *gate.Verdict) error {
+func JSON(w io.Writer, v *verdict.Verdict) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -4,8 +4,8 @@ package sandbox
 
 import (
 	"encoding/json"
+	"github.com/failpass/failpass/internal/verdict"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 )
@@ -88,7 +88,7 @@ func FromView(p, root string) string {
 
 // Layer is one promise the sandbox makes, by the name cards use in
 // `sandbox: {require: [...]}`.
-type Layer string
+type Layer = verdict.Layer
 
 // The four layers of docs/sandbox.md, in the order reports list them.
 const (
@@ -104,6 +104,10 @@ const (
 	// Resources: rlimits plus memory and pids cgroups.
 	Resources Layer = "resources"
 )
+
+// Report is the sandbox report a run carries into its verdict
+// (verdict.Sandbox): this package makes it.
+type Report = verdict.Sandbox
 
 // Layers lists every layer in report order.
 var Layers = []Layer{Network, Filesystem, Processes, Resources}
@@ -148,25 +152,6 @@ var layerNeeds = map[Layer][]Feature{
 	Resources:  {FeatRlimits, FeatCgroupMem, FeatCgroupPids},
 }
 
-// Report says which layers and features a run used and which this machine
-// could not provide, with a reason for each missing feature. It is what
-// the verdict's `sandbox` object and the signed record carry.
-type Report struct {
-	Applied  []string          `json:"applied"`
-	Missing  []string          `json:"missing"`
-	Features []string          `json:"features"`
-	Why      map[string]string `json:"why_missing,omitempty"` // feature → reason
-	Landlock int               `json:"landlock_abi,omitempty"`
-	Off      bool              `json:"off,omitempty"` // --sandbox=off: nothing applied by choice
-	// Cache says how the candidate's runs saw the card's build cache:
-	// CacheOverlay or CachePrivateCold ("" when no candidate code ran).
-	Cache string `json:"cache,omitempty"`
-	// Tells are what a command can still observe here that differs from
-	// one run to the next, and so tells a patched run from the canary's
-	// (Tell*): each a layer's mechanism this machine lacks.
-	Tells []string `json:"tells,omitempty"`
-}
-
 // What a run can tell another run by where a mechanism is missing.
 const (
 	TellAccessTimes = "access times of shared files"      // no mount namespace: no read-only binds
@@ -192,21 +177,6 @@ func tellsFor(have map[Feature]bool, landlockABI int) []string {
 		t = append(t, TellAbstract)
 	}
 	return t
-}
-
-// Has says whether layer l was applied.
-func (r Report) Has(l Layer) bool { return slices.Contains(r.Applied, string(l)) }
-
-// MissingOf returns the layers of want that r did not apply, in want's
-// order: what a card's `sandbox.require` rule fails on.
-func (r Report) MissingOf(want []string) []string {
-	var out []string
-	for _, w := range want {
-		if !slices.Contains(r.Applied, w) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 // OffReport is the report of a run with the sandbox switched off: every
@@ -235,14 +205,14 @@ func reportFor(have map[Feature]bool, why map[Feature]string, landlockABI int) R
 			r.Missing = append(r.Missing, string(l))
 		}
 	}
-	r.addFeatures(have, why)
+	addFeatures(&r, have, why)
 	r.Tells = tellsFor(have, landlockABI)
 	return r
 }
 
 // addFeatures lists the working features of have in r, and why each one
 // that is not is missing, where why says.
-func (r *Report) addFeatures(have map[Feature]bool, why map[Feature]string) {
+func addFeatures(r *Report, have map[Feature]bool, why map[Feature]string) {
 	for _, f := range allFeatures {
 		if have[f] {
 			r.Features = append(r.Features, string(f))

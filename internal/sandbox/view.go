@@ -151,7 +151,7 @@ func complementIn(top string, excluded []string) []string {
 // MissingText names what r lacks, for a log line: the missing features,
 // grouped by reason ("pidns, mountns (namespaces unavailable: ...)");
 // "" when nothing is missing.
-func (r Report) MissingText() string {
+func MissingText(r Report) string {
 	var reasons []string
 	byReason := map[string][]string{}
 	for _, f := range allFeatures {

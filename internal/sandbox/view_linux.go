@@ -77,7 +77,7 @@ func (c *caps) viewReport() (Report, error) {
 	} else {
 		r.Missing = append(r.Missing, string(Processes))
 	}
-	r.addFeatures(have, why)
+	addFeatures(&r, have, why)
 	if !c.namespaces && !c.landlock {
 		return r, fmt.Errorf("no private view of the file system: %s; %s", why[FeatMountNS], why[FeatLandlock])
 	}

@@ -80,7 +80,7 @@ func TestView(t *testing.T) {
 		t.Skipf("no view here: %v", err)
 	}
 	if !rep.Has(Processes) {
-		t.Skipf("no namespaces here (%s); TestViewWithoutNamespaces covers this machine", rep.MissingText())
+		t.Skipf("no namespaces here (%s); TestViewWithoutNamespaces covers this machine", MissingText(rep))
 	}
 	v, ro, snap, rw, hidden := viewTree(t)
 	out, o := inView(t, v, snap, viewScript, "RO="+ro, "RW="+rw, "HIDDEN="+hidden)
@@ -157,7 +157,7 @@ func TestViewLandlock(t *testing.T) {
 	if rep.Has(Processes) || !slices.Contains(rep.Features, string(FeatLandlock)) || rep.Why[string(FeatMountNS)] == "" {
 		t.Fatalf("report %+v: want landlock, no namespaces, and why", rep)
 	}
-	t.Logf("missing: %s", rep.MissingText())
+	t.Logf("missing: %s", MissingText(rep))
 	v, ro, snap, rw, hidden := viewTree(t)
 	out, o := inView(t, v, snap, viewScript, "RO="+ro, "RW="+rw, "HIDDEN="+hidden)
 	if o.Exit != 0 || out != "rw-ok\ntmp-ok\nchanged\n" {
