@@ -226,45 +226,35 @@ const MaxResultLine = 16 << 20
 // in trouble (a `"verdict": "error"` line) or was cut short (no summary)
 // is an error. On error no results are returned.
 func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), MaxResultLine)
 	var out []Result
 	var got Summary
 	var sum *Summary
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
+	err := eachLine(file, r, func(n int, line []byte) error {
 		if sum != nil {
-			return nil, Summary{}, &ResultsError{file, n, "a line after the summary line"}
+			return &ResultsError{file, n, "a line after the summary line"}
 		}
 		summary, v, msg := decodeLine(line)
 		switch {
 		case msg != "":
-			return nil, Summary{}, &ResultsError{file, n, msg}
+			return &ResultsError{file, n, msg}
 		case summary != nil:
 			sum = summary
-			continue
+			return nil
 		case v.Verdict == verdict.Errored && v.Candidate == "":
-			return nil, Summary{}, &ResultsError{file, n, "the shard ended in trouble: " + v.Error}
-		}
-		if v.Candidate == "" {
-			return nil, Summary{}, &ResultsError{file, n, "a verdict without a candidate"}
-		}
-		if v.Verdict == verdict.Fail && v.Failed() == "" {
-			return nil, Summary{}, &ResultsError{file, n, "a failing verdict without a rule"}
-		}
-		if v.Verdict == verdict.Pass && v.Failed() != "" {
-			return nil, Summary{}, &ResultsError{file, n, "a passing verdict with a broken rule"}
+			return &ResultsError{file, n, "the shard ended in trouble: " + v.Error}
+		case v.Candidate == "":
+			return &ResultsError{file, n, "a verdict without a candidate"}
+		case v.Verdict == verdict.Fail && v.Failed() == "":
+			return &ResultsError{file, n, "a failing verdict without a rule"}
+		case v.Verdict == verdict.Pass && v.Failed() != "":
+			return &ResultsError{file, n, "a passing verdict with a broken rule"}
 		}
 		got.Add(v)
 		out = append(out, Result{Verdict: v, Raw: append(json.RawMessage(nil), line...)})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, Summary{}, &ResultsError{file, n, err.Error()}
+		return nil
+	})
+	if err != nil {
+		return nil, Summary{}, err
 	}
 	if sum == nil {
 		return nil, Summary{}, &ResultsError{File: file, Msg: "no summary line: the shard's output is incomplete"}
@@ -274,6 +264,27 @@ func ReadResults(file string, r io.Reader) ([]Result, Summary, error) {
 		return nil, Summary{}, &ResultsError{File: file, Msg: fmt.Sprintf("the summary (%s) disagrees with the verdicts (%s)", TotalsLine(*sum), TotalsLine(got))}
 	}
 	return out, got, nil
+}
+
+// eachLine calls f with each non-blank line of r (trimmed) and its
+// number, until f returns an error; a line over MaxResultLine, or a
+// failed read, is a *ResultsError.
+func eachLine(file string, r io.Reader, f func(n int, line []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxResultLine)
+	n := 0
+	for sc.Scan() {
+		n++
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			if err := f(n, line); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return &ResultsError{file, n, err.Error()}
+	}
+	return nil
 }
 
 // decodeLine reads one line of `gate --json` output: a summary line, or
@@ -310,26 +321,19 @@ const NoVerdict = "no verdict in it"
 // (its summary line is skipped). Trouble (`{"verdict": "error"}`) is a
 // verdict to show, not an error here.
 func ReadVerdicts(file string, r io.Reader) ([]*verdict.Verdict, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), MaxResultLine)
 	var out []*verdict.Verdict
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
+	err := eachLine(file, r, func(n int, line []byte) error {
 		summary, v, msg := decodeLine(line)
 		if msg != "" {
-			return nil, &ResultsError{file, n, "not a gate verdict: " + msg}
+			return &ResultsError{file, n, "not a gate verdict: " + msg}
 		}
 		if summary == nil {
 			out = append(out, v)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &ResultsError{file, n, err.Error()}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, &ResultsError{File: file, Msg: NoVerdict}
