@@ -21,6 +21,7 @@ import (
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitpatch"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/heldout"
 	"github.com/failpass/failpass/internal/patch"
 	"github.com/failpass/failpass/internal/report"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -215,34 +216,23 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	trust, err := gateTrust(ctx, env, repo, f)
-	if err != nil {
-		return err
-	}
-	if err := needSigners(f, c, f.card, trust); err != nil {
-		return err
-	}
 	// Not a batch: one candidate, the commits' change or one --diff.
-	name := f.commits
-	var d []byte
+	cand := &batchCandidate{name: f.commits, cardPath: f.card, card: c}
 	if f.commits != "" {
 		var r gitpatch.Range
 		if r, err = gitpatch.ParseRange(f.commits); err == nil {
-			d, err = gitpatch.RangeDiff(ctx, repo, r)
+			cand.diff, err = gitpatch.RangeDiff(ctx, repo, r)
 		}
 	} else {
-		name = f.diffs[0]
-		d, err = readDiff(env, name)
+		cand.name = f.diffs[0]
+		cand.diff, err = readDiff(env, cand.name)
 	}
 	if err != nil {
 		return err
 	}
-	held, err := gateHeldOut(env, f, []heldOutCard{{c, f.card}})
+	s, err := setUpGate(ctx, env, f, repo, []*batchCandidate{cand})
 	if err != nil {
 		return err
-	}
-	if f.allowUnsigned {
-		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
 	}
 	if f.record != "" {
 		// A key that cannot sign, or a folder that cannot hold the record,
@@ -251,17 +241,12 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 			return err
 		}
 	}
-	digest, err := c.Digest()
-	if err != nil {
+	o := s.options(env, f, cand)
+	o.Base, o.LogDir, o.KeepWorktree, o.PatchedTree = base, f.logDir, f.keepWorktree, f.record != ""
+	if o.CardDigest, err = c.Digest(); err != nil {
 		return err
 	}
-	o := gate.Options{
-		Repo: repo, Card: c, CardPath: f.card, Diff: d, DiffName: name, Base: base, CardDigest: digest,
-		Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: gateSandbox(env, f.sandbox == "off"),
-		HeldOut: held, SkipHeldOut: f.skipHeldOut, CanaryPlace: canaryPlace(env),
-		Repeat: f.repeat, LogDir: f.logDir, KeepWorktree: f.keepWorktree,
-		Env: gate.DefaultEnv(env.Getenv), PatchedTree: f.record != "",
-	}
+	d := cand.diff
 	prog := newStepProgress(env, "gate", f.quiet)
 	if prog != nil {
 		o.Starting, o.Progress = prog.starting, prog.finished
@@ -353,6 +338,54 @@ func gateSandbox(env *Env, off bool) gate.SandboxMode {
 		return gate.SandboxOff
 	}
 	return gate.SandboxOn
+}
+
+// gateSetup is what every candidate of one gate command shares, one
+// candidate or many: the repository, the card.signature check, the
+// held-out tests, whether commands are contained.
+type gateSetup struct {
+	repo  *gitx.Repo
+	trust sign.Trust
+	held  *heldout.Folder
+	mode  gate.SandboxMode
+}
+
+// setUpGate checks what the candidates need before any command runs: the
+// allowed signers of every signed card, the held-out tests; and says
+// loudly what weakens the gate (--allow-unsigned, --sandbox=off).
+func setUpGate(ctx context.Context, env *Env, f *gateFlags, repo *gitx.Repo, cands []*batchCandidate) (*gateSetup, error) {
+	trust, err := gateTrust(ctx, env, repo, f)
+	if err != nil {
+		return nil, err
+	}
+	var cards []heldOutCard
+	for _, c := range cands {
+		if c.err != nil || c.card == nil {
+			continue // an unreadable candidate is an error verdict of its own
+		}
+		if err := needSigners(f, c.card, c.cardPath, trust); err != nil {
+			return nil, err
+		}
+		cards = append(cards, heldOutCard{c.card, c.cardPath})
+	}
+	held, err := gateHeldOut(env, f, cards)
+	if err != nil {
+		return nil, err
+	}
+	if f.allowUnsigned {
+		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
+	}
+	return &gateSetup{repo: repo, trust: trust, held: held, mode: gateSandbox(env, f.sandbox == "off")}, nil
+}
+
+// options is the one gate.Options of candidate c, as the flags ask.
+func (s *gateSetup) options(env *Env, f *gateFlags, c *batchCandidate) gate.Options {
+	return gate.Options{
+		Repo: s.repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name,
+		Trust: s.trust, AllowUnsigned: f.allowUnsigned, Sandbox: s.mode,
+		HeldOut: s.held, SkipHeldOut: f.skipHeldOut, CanaryPlace: canaryPlace(env),
+		Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
+	}
 }
 
 // batchCandidate is one candidate of a batch, in input order.
@@ -462,30 +495,9 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	trust, err := gateTrust(ctx, env, repo, f)
+	s, err := setUpGate(ctx, env, f, repo, cands)
 	if err != nil {
 		return err
-	}
-	var cards []heldOutCard
-	for _, c := range cands {
-		if c.err == nil && c.card != nil { // an unreadable candidate is an error verdict of its own
-			cards = append(cards, heldOutCard{c.card, c.cardPath})
-		}
-	}
-	held, err := gateHeldOut(env, f, cards)
-	if err != nil {
-		return err
-	}
-	if f.allowUnsigned {
-		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
-	}
-	mode := gateSandbox(env, f.sandbox == "off")
-	for _, c := range cands {
-		if c.err == nil {
-			if err := needSigners(f, c.card, c.cardPath, trust); err != nil {
-				return err
-			}
-		}
 	}
 	var cache *gate.Cache
 	if !f.noCache {
@@ -501,12 +513,7 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 			continue
 		}
 		runnable = append(runnable, i)
-		opts = append(opts, gate.Options{
-			Repo: repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name,
-			Trust: trust, AllowUnsigned: f.allowUnsigned, Sandbox: mode,
-			HeldOut: held, SkipHeldOut: f.skipHeldOut, CanaryPlace: canaryPlace(env),
-			Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
-		})
+		opts = append(opts, s.options(env, f, c))
 	}
 	verdicts := make([]*verdict.Verdict, len(cands))
 	var sum report.Summary
