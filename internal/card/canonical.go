@@ -49,7 +49,9 @@ type canonBudget struct {
 }
 
 type canonSandbox struct {
-	Require []string `json:"require"`
+	Require      []string `json:"require,omitempty"`
+	MaxDisk      string   `json:"max_disk,omitempty"`
+	MaxDiskFiles int64    `json:"max_disk_files,omitempty"`
 }
 
 type canonSignoff struct {
@@ -139,8 +141,11 @@ func (c *Card) canonical() ([]byte, error) {
 	if c.Expires != nil {
 		cc.Expires = formatTime(*c.Expires)
 	}
-	if c.Sandbox != nil && len(c.Sandbox.Require) > 0 {
-		cc.Sandbox = &canonSandbox{Require: c.Sandbox.Require}
+	if s := c.Sandbox; s != nil && (len(s.Require) > 0 || s.MaxDisk > 0 || s.MaxDiskFiles > 0) {
+		cc.Sandbox = &canonSandbox{Require: s.Require, MaxDiskFiles: s.MaxDiskFiles}
+		if s.MaxDisk > 0 {
+			cc.Sandbox.MaxDisk = FormatSize(s.MaxDisk)
+		}
 	}
 	cc.Prepare = canonPrep(c.Prepare)
 	cc.HeldOut = canonHeld(c.HeldOut)

@@ -77,9 +77,39 @@ type Budget struct {
 }
 
 // Sandbox lists the isolation a gate must apply before running the card's
-// commands (see SandboxRequirements).
+// commands (see SandboxRequirements), and the bounds of what one run of
+// them may write to disk.
 type Sandbox struct {
 	Require []string
+	// MaxDisk is sandbox.max_disk in bytes: what one run may write to
+	// disk, its worktree and private folders together; 0 means the
+	// default (run.DefaultMaxDisk).
+	MaxDisk int64
+	// MaxDiskFiles is sandbox.max_disk_files: how many files and folders
+	// one run may create there; 0 means the default
+	// (run.DefaultMaxDiskFiles).
+	MaxDiskFiles int64
+}
+
+// Disk bounds of a card: the card's sandbox.max_disk and
+// sandbox.max_disk_files, within [MinMaxDisk, MaxMaxDisk] and
+// [MinMaxDiskFiles, MaxMaxDiskFiles]. The floor keeps a card from
+// failing every run by a typo ("8KiB" for "8GiB"); the ceiling from
+// naming a bound no disk has.
+const (
+	MinMaxDisk      = 1 << 20
+	MaxMaxDisk      = 1 << 40
+	MinMaxDiskFiles = 100
+	MaxMaxDiskFiles = 100_000_000
+)
+
+// DiskCap is the card's bound on one run's disk writes, bytes and files;
+// 0 for what the card leaves at its default.
+func (c *Card) DiskCap() (bytes, files int64) {
+	if c == nil || c.Sandbox == nil {
+		return 0, 0
+	}
+	return c.Sandbox.MaxDisk, c.Sandbox.MaxDiskFiles
 }
 
 // Run is one run recorded at sign-off: the role, its exit code, how long it

@@ -163,13 +163,15 @@ func TestCanonicalChanges(t *testing.T) {
 	base := mustLoad(t, "testdata/seed.yml")
 	d0, _ := base.Digest()
 	for name, change := range map[string]func(c *Card){
-		"expect_exit": func(c *Card) { c.Fail.ExpectExit = 2 },
-		"argv":        func(c *Card) { c.Pass.Cmd = append(slices.Clone(c.Pass.Cmd), "-x") },
-		"timeout":     func(c *Card) { c.Invariant.Timeout = time.Minute },
-		"env":         func(c *Card) { c.Fail.Env = map[string]string{"A": "1"} },
-		"budget":      func(c *Card) { c.Budget.MaxFiles = 4 },
-		"deny":        func(c *Card) { c.Budget.DenyGlobs = c.Budget.DenyGlobs[1:] },
-		"base_sha":    func(c *Card) { c.BaseSHA = strings.Repeat("a", 40) },
+		"expect_exit":    func(c *Card) { c.Fail.ExpectExit = 2 },
+		"argv":           func(c *Card) { c.Pass.Cmd = append(slices.Clone(c.Pass.Cmd), "-x") },
+		"timeout":        func(c *Card) { c.Invariant.Timeout = time.Minute },
+		"env":            func(c *Card) { c.Fail.Env = map[string]string{"A": "1"} },
+		"budget":         func(c *Card) { c.Budget.MaxFiles = 4 },
+		"deny":           func(c *Card) { c.Budget.DenyGlobs = c.Budget.DenyGlobs[1:] },
+		"base_sha":       func(c *Card) { c.BaseSHA = strings.Repeat("a", 40) },
+		"max_disk":       func(c *Card) { c.Sandbox = &Sandbox{MaxDisk: 8 << 30} },
+		"max_disk_files": func(c *Card) { c.Sandbox = &Sandbox{MaxDiskFiles: 500} },
 		"signoff": func(c *Card) {
 			c.Signoff = &Signoff{At: "2026-01-01T00:00:00Z", Tool: "t", Decision: "sign", Runs: []Run{{Role: "fail", Exit: 1}}}
 		},
@@ -408,5 +410,61 @@ func TestCanarySigned(t *testing.T) {
 	plain, err := Parse("seed", append(data, "canary: off\n"...))
 	if err != nil || plain.Canary != CanaryOff {
 		t.Errorf("Parse(canary: off) = %v, %v", plain, err)
+	}
+}
+
+func TestDiskCap(t *testing.T) {
+	seed, err := os.ReadFile("testdata/seed.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := func(block string) *Card {
+		t.Helper()
+		c, err := Parse("c.yml", append(slices.Clone(seed), block...))
+		if err != nil {
+			t.Fatalf("Parse(%q) = %v", block, err)
+		}
+		return c
+	}
+	if b, f := parse("").DiskCap(); b != 0 || f != 0 {
+		t.Errorf("DiskCap of a card without the fields = %d, %d, want 0, 0 (the defaults)", b, f)
+	}
+	a := parse("sandbox: {max_disk: \"8GiB\", max_disk_files: 500}\n")
+	if b, f := a.DiskCap(); b != 8<<30 || f != 500 {
+		t.Errorf("DiskCap = %d, %d, want %d, 500", b, f, int64(8<<30))
+	}
+	// One size, two spellings: the same signed bytes.
+	b := parse("sandbox:\n  max_disk_files: 500\n  max_disk: \"8192MiB\"\n")
+	ca, _ := a.Canonical()
+	cb, _ := b.Canonical()
+	if !bytes.Equal(ca, cb) || !bytes.Contains(ca, []byte(`"max_disk":"8GiB"`)) {
+		t.Errorf("Canonical = %s and %s, want both equal with max_disk 8GiB", ca, cb)
+	}
+	out, err := Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("c.yml", out)
+	if err != nil || !reflect.DeepEqual(back.Sandbox, b.Sandbox) {
+		t.Errorf("Parse(Marshal) = %+v, %v, want %+v\n%s", back.Sandbox, err, b.Sandbox, out)
+	}
+}
+
+func TestSize(t *testing.T) {
+	for in, want := range map[string]int64{"8GiB": 8 << 30, "512MiB": 512 << 20, "1536MiB": 1536 << 20, "1048577B": 1<<20 + 1, "64KiB": 64 << 10, "1TiB": 1 << 40} {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v, want %d", in, got, err, want)
+		}
+	}
+	for n, want := range map[int64]string{8 << 30: "8GiB", 1536 << 20: "1536MiB", 1<<20 + 1: "1048577B", 3 << 10: "3KiB"} {
+		if got := FormatSize(n); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+	for _, in := range []string{"", "8", "8G", "8gib", "8GB", "08GiB", "+8GiB", "-8GiB", "1.5GiB", "8 GiB", " 8GiB", "0B", "99999999999999999B", "9999999999999999TiB"} {
+		if v, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", in, v)
+		}
 	}
 }

@@ -53,9 +53,17 @@ func Marshal(c *Card) ([]byte, error) {
 	if len(c.Budget.AllowHarness) > 0 {
 		kv("  ", "allow_harness", list(c.Budget.AllowHarness))
 	}
-	if c.Sandbox != nil && len(c.Sandbox.Require) > 0 {
+	if s := c.Sandbox; s != nil && (len(s.Require) > 0 || s.MaxDisk > 0 || s.MaxDiskFiles > 0) {
 		b.WriteString("sandbox:\n")
-		kv("  ", "require", list(c.Sandbox.Require))
+		if len(s.Require) > 0 {
+			kv("  ", "require", list(s.Require))
+		}
+		if s.MaxDisk > 0 {
+			kv("  ", "max_disk", q(FormatSize(s.MaxDisk)))
+		}
+		if s.MaxDiskFiles > 0 {
+			kv("  ", "max_disk_files", strconv.FormatInt(s.MaxDiskFiles, 10))
+		}
 	}
 	if c.Prepare != nil {
 		marshalPrepare(&b, c.Prepare)

@@ -838,14 +838,55 @@ func (p *parser) globs(n *yaml.Node, field string) ([]string, error) {
 }
 
 func (p *parser) sandbox(n *yaml.Node) (*Sandbox, error) {
-	v, _, err := p.mapping(n, "sandbox", []string{"require"})
+	v, _, err := p.mapping(n, "sandbox", []string{"require", "max_disk", "max_disk_files"})
 	if err != nil {
 		return nil, err
 	}
-	rn, ok := v["require"]
-	if !ok {
+	sb := &Sandbox{}
+	if rn, ok := v["require"]; ok {
+		if sb.Require, err = p.requirements(rn); err != nil {
+			return nil, err
+		}
+	}
+	if dn, ok := v["max_disk"]; ok {
+		if sb.MaxDisk, err = p.maxDisk(dn); err != nil {
+			return nil, err
+		}
+	}
+	if fn, ok := v["max_disk_files"]; ok {
+		if sb.MaxDiskFiles, err = p.integer(fn, "sandbox.max_disk_files", MinMaxDiskFiles, MaxMaxDiskFiles,
+			"a run that may create fewer files than a build's own cannot pass"); err != nil {
+			return nil, err
+		}
+	}
+	if len(sb.Require) == 0 && sb.MaxDisk == 0 && sb.MaxDiskFiles == 0 {
+		// No requirement and no bound is the same as no sandbox block.
 		return nil, nil
 	}
+	return sb, nil
+}
+
+// maxDisk reads sandbox.max_disk: a quoted size within [MinMaxDisk,
+// MaxMaxDisk].
+func (p *parser) maxDisk(n *yaml.Node) (int64, error) {
+	const field = "sandbox.max_disk"
+	const hint = `write a quoted size in KiB, MiB, GiB or TiB, as max_disk: "8GiB"`
+	s, err := p.str(n, field)
+	if err != nil {
+		return 0, err
+	}
+	v, err := ParseSize(s)
+	if err != nil {
+		return 0, p.errNode(n, field, err.Error(), hint)
+	}
+	if v < MinMaxDisk || v > MaxMaxDisk {
+		return 0, p.errNode(n, field, fmt.Sprintf("%s is out of range", s),
+			fmt.Sprintf("use a size between %s and %s", FormatSize(MinMaxDisk), FormatSize(MaxMaxDisk)))
+	}
+	return v, nil
+}
+
+func (p *parser) requirements(rn *yaml.Node) ([]string, error) {
 	items, err := p.list(rn, "sandbox.require", "write a list: [network, filesystem, processes, resources]")
 	if err != nil {
 		return nil, err
@@ -865,11 +906,7 @@ func (p *parser) sandbox(n *yaml.Node) (*Sandbox, error) {
 		}
 		req = append(req, s)
 	}
-	if len(req) == 0 {
-		// No requirement is the same as no sandbox block.
-		return nil, nil
-	}
-	return &Sandbox{Require: req}, nil
+	return req, nil
 }
 
 var signoffKeys = []string{"at", "tool", "decision", "reference", "runs"}

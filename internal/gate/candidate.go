@@ -56,6 +56,11 @@ func EnterCandidate(repo *gitx.Repo, base *sandbox.Policy) (*Candidate, error) {
 	return c, nil
 }
 
+// DiskAreas are the candidate's private folders, which count towards
+// each of its runs' disk cap (run.DiskCap): its cache layers and, with
+// the sandbox off, the private caches Env points the tools at.
+func (c *Candidate) DiskAreas() []string { return []string{c.cache.Dir} }
+
 // Uncontained says the candidate's runs have no sandbox (--sandbox=off),
 // and so no overlay of a build cache: Env gives them private caches.
 func (c *Candidate) Uncontained() bool { return c.Policy == nil }

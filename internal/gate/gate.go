@@ -1103,6 +1103,10 @@ func (g *gateRun) runCmd(ctx context.Context, cmd card.Command, argv []string, l
 	spec := run.Spec{
 		Argv: argv, Root: g.wt.Dir, Workdir: cmd.Workdir, Env: env,
 		Timeout: cmd.Timeout, Log: logPath, Sandbox: g.policy, Session: g.session,
+		Disk: run.CardDisk(g.o.Card.DiskCap()),
+	}
+	if g.candidate != nil {
+		spec.Disk.Areas = g.candidate.DiskAreas()
 	}
 	if g.expect != nil {
 		spec.Stdout = card.MaxExpectStdout

@@ -143,7 +143,7 @@ func RunPrepare(ctx context.Context, o PrepareOptions) (PrepareResult, error) {
 		o.Starting(RulePrepare)
 	}
 	res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir, Env: env,
-		Timeout: cmd.Timeout, Log: log, Sandbox: p})
+		Timeout: cmd.Timeout, Log: log, Sandbox: p, Disk: run.CardDisk(o.Card.DiskCap())})
 	if err != nil {
 		return PrepareResult{}, err
 	}

@@ -75,7 +75,7 @@ func WarmCache(ctx context.Context, o PrepareOptions) (bool, error) {
 			o.Starting("warm " + string(role))
 		}
 		res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir, Env: env, Timeout: cmd.Timeout,
-			Log: filepath.Join(o.LogDir, "warm-"+string(role)+".log"), Sandbox: &p, Session: sess})
+			Log: filepath.Join(o.LogDir, "warm-"+string(role)+".log"), Sandbox: &p, Session: sess, Disk: run.CardDisk(o.Card.DiskCap())})
 		if err != nil {
 			return true, err
 		}

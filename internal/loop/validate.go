@@ -94,7 +94,7 @@ func (e *engine) runValidation(dir, tag string, evidence bool) ([]loopdoc.Valida
 		}
 		logPath := filepath.Join(e.logDir(), fmt.Sprintf("%s-%d-%s.log", tag, i+1, s.cmd.Scope))
 		res, err := run.Run(e.ctx, run.Spec{Argv: s.argv, Root: dir, Workdir: s.workdir, Env: e.stepEnv(s), Timeout: s.timeout, Log: logPath,
-			Sandbox: policy, Session: sess})
+			Sandbox: policy, Session: sess, Disk: e.diskCap()})
 		logs[s.cmd.Name] = logPath
 		switch {
 		case err != nil:
@@ -188,4 +188,13 @@ func tail(path string, n int64) string {
 	buf := make([]byte, fi.Size()-off)
 	f.ReadAt(buf, off)
 	return strings.ToValidUTF8(string(buf), "?")
+}
+
+// diskCap is the disk cap of a validation command: the card's, when the
+// loop has one, else the default.
+func (e *engine) diskCap() run.DiskCap {
+	if e.cfg.Card == nil {
+		return run.DiskCap{}
+	}
+	return run.CardDisk(e.cfg.Card.Card.DiskCap())
 }

@@ -60,7 +60,15 @@ func Capture(ctx context.Context, s Spec, stdin []byte, maxOut int64) ([]byte, R
 	// apart from the timeout and the caller's cancel by its cause.
 	octx, overflow := context.WithCancelCause(tctx)
 	defer overflow(nil)
-	cmd := p.command(octx, s.Argv)
+	dctx, disk, err := p.watchDisk(octx, s)
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		outW.Close()
+		errW.Close()
+		return nil, p.notStarted(ctx, res, err), nil
+	}
+	cmd := p.command(dctx, s.Argv)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = outW
 	cmd.Stderr = errW
@@ -70,6 +78,7 @@ func Capture(ctx context.Context, s Spec, stdin []byte, maxOut int64) ([]byte, R
 	outW.Close()
 	errW.Close()
 	if err != nil {
+		disk.end()
 		return nil, p.notStarted(ctx, res, err), nil
 	}
 
@@ -105,6 +114,7 @@ func Capture(ctx context.Context, s Spec, stdin []byte, maxOut int64) ([]byte, R
 	cmd.Wait()
 	res.Duration = time.Since(start)
 	cleanUp(cmd)
+	res.Disk = disk.end()
 	deadline := time.Now().Add(drainGrace)
 	outR.SetReadDeadline(deadline)
 	errR.SetReadDeadline(deadline)

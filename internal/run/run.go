@@ -60,6 +60,10 @@ type Spec struct {
 	// its output this way (held_out.expect_stdout) without the compared
 	// bytes ever landing in a log.
 	Stdout int64
+	// Disk bounds what the run writes to disk (worktree, private
+	// folders, cache layers); the zero value is the default cap, which
+	// every run gets. See disk.go.
+	Disk DiskCap
 	// Started, when set, is told the command's process group (its pid:
 	// the sandbox helper's when contained) as soon as it runs, before it
 	// is waited for: a caller that must find the group after its own
@@ -85,6 +89,10 @@ type Result struct {
 	// it, at most Spec.Stdout bytes; StdoutTruncated says it wrote more.
 	Stdout          []byte
 	StdoutTruncated bool
+	// Disk, when set, says the run wrote more to disk than Spec.Disk
+	// allows: it was killed, or judged after it ended. Such a run is
+	// inconclusive, whatever its exit.
+	Disk *DiskOver
 
 	timeout time.Duration
 }
@@ -94,7 +102,7 @@ type Result struct {
 // own failure, as in git bisect run), 126 (not executable) or 127 (not
 // found). A misspelt command must never "prove" a bug by failing.
 func (r Result) Inconclusive() bool {
-	return r.StartErr != nil || r.TimedOut || r.Canceled || r.Signal != "" || r.Exit < 0 ||
+	return r.StartErr != nil || r.Disk != nil || r.TimedOut || r.Canceled || r.Signal != "" || r.Exit < 0 ||
 		r.Exit == 125 || r.Exit == 126 || r.Exit == 127
 }
 
@@ -104,6 +112,8 @@ func (r Result) String() string {
 	switch {
 	case r.StartErr != nil:
 		return "not started: " + r.StartErr.Error()
+	case r.Disk != nil:
+		return r.Disk.String()
 	case r.TimedOut:
 		return "timed out after " + r.timeout.String()
 	case r.Canceled:
@@ -174,9 +184,15 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	log := p.log
 	tctx, cancel := context.WithTimeoutCause(ctx, p.timeout, errTimedOut)
 	defer cancel()
-	start := time.Now()
-	cmd, out, sout, stop, err := p.startRun(tctx, s.Argv, h, s.Stdout > 0)
+	dctx, disk, err := p.watchDisk(tctx, s)
 	if err != nil {
+		h.discard()
+		return p.notStarted(ctx, res, err), nil
+	}
+	start := time.Now()
+	cmd, out, sout, stop, err := p.startRun(dctx, s.Argv, h, s.Stdout > 0)
+	if err != nil {
+		disk.end()
 		return p.notStarted(ctx, res, err), nil
 	}
 	defer out.Close()
@@ -191,6 +207,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	stop()
 	res.Duration = time.Since(start)
 	cleanUp(cmd)
+	res.Disk = disk.end()
 	out.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
 	kept.wait(&res)
@@ -297,8 +314,26 @@ func (k *keptStdout) wait(res *Result) {
 	}
 }
 
+// watchDisk takes the baseline of the run's folders and watches them
+// (disk.go): the context it returns ends when the run writes past its
+// cap, which kills the run as a timeout does.
+func (p *prepared) watchDisk(ctx context.Context, s Spec) (context.Context, *diskWatch, error) {
+	dctx, cancel := context.WithCancelCause(ctx)
+	areas := append([]string{p.root}, s.Disk.Areas...)
+	areas = append(areas, p.sb.diskAreas()...)
+	w, err := watchDisk(areas, s.Disk, func() { cancel(errDiskOver) })
+	if err != nil {
+		cancel(nil)
+		return nil, nil, err
+	}
+	return dctx, w, nil
+}
+
+var errDiskOver = errors.New("run: over the disk cap")
+
 // prepared is a Spec checked and resolved, ready to start.
 type prepared struct {
+	root    string // Spec.Root
 	dir     string // the real workdir, inside Root
 	env     []string
 	path    string // argv[0] resolved
@@ -319,7 +354,7 @@ func prepare(s Spec, sess *sandbox.Session) (*prepared, Result, error) {
 	if err != nil {
 		return nil, Result{}, err
 	}
-	p := &prepared{dir: dir, env: s.Env, timeout: s.Timeout, started: s.Started}
+	p := &prepared{root: s.Root, dir: dir, env: s.Env, timeout: s.Timeout, started: s.Started}
 	if p.env == nil {
 		p.env = MinimalEnv(os.Getenv)
 	}

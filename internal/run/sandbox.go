@@ -29,10 +29,16 @@ func prepareSandbox(s Spec, env []string, sess *sandbox.Session) (*sandboxRun, [
 	switch {
 	case s.Sandbox == nil:
 		pr, err = s.View.Prepare(s.Root, env)
-	case sess != nil:
-		pr, err = sess.Prepare(s.Sandbox, s.Root, env)
 	default:
-		pr, err = s.Sandbox.Prepare(s.Root, env)
+		// The run's cap on files holds in its private /tmp too, a tmpfs
+		// of that many inodes where a mount namespace exists.
+		p := *s.Sandbox
+		p.Limits.TmpFiles = s.Disk.withDefaults().Files
+		if sess != nil {
+			pr, err = sess.Prepare(&p, s.Root, env)
+		} else {
+			pr, err = p.Prepare(s.Root, env)
+		}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -87,6 +93,15 @@ func foldOutcome(res *Result, o sandbox.Outcome) {
 	default:
 		res.Exit, res.Signal = o.Exit, ""
 	}
+}
+
+// diskAreas are the sandbox's private folders on disk, which count
+// towards the run's disk cap.
+func (sb *sandboxRun) diskAreas() []string {
+	if sb == nil {
+		return nil
+	}
+	return sb.pr.DiskAreas()
 }
 
 // started tells the sandbox the helper's pid.

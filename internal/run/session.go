@@ -129,6 +129,11 @@ func (ss *Session) run(ctx context.Context, s Spec) (_ Result, ok bool, _ error)
 	}
 	tctx, cancel := context.WithTimeoutCause(ctx, p.timeout, errTimedOut)
 	defer cancel()
+	dctx, disk, err := p.watchDisk(tctx, s)
+	if err != nil {
+		return p.notStarted(ctx, res, err), true, nil
+	}
+	defer disk.end() // a no-op once the run's own end has run it
 	out, w, err := os.Pipe()
 	if err != nil {
 		return p.notStarted(ctx, res, fmt.Errorf("run: output pipe: %w", err)), true, nil
@@ -165,13 +170,14 @@ func (ss *Session) run(ctx context.Context, s Spec) (_ Result, ok bool, _ error)
 	// A timeout or cancel kills the helper, and with it the command and
 	// everything in its namespaces; the next command starts a new one.
 	pid := h.cmd.Process.Pid
-	stop := context.AfterFunc(tctx, func() { killGroup(pid) })
+	stop := context.AfterFunc(dctx, func() { killGroup(pid) })
 	o, ferr := h.s.Wait(p.sb.pr)
 	killed := !stop()
 	res.Duration = time.Since(start)
 	if killed || h.s.Broken() {
 		ss.stop()
 	}
+	res.Disk = disk.end()
 	out.SetReadDeadline(time.Now().Add(drainGrace))
 	<-drained
 	kept.wait(&res)
@@ -183,7 +189,7 @@ func (ss *Session) run(ctx context.Context, s Spec) (_ Result, ok bool, _ error)
 	case killed:
 		res.Exit, res.Signal = -1, "killed"
 		res.Canceled = ctx.Err() != nil
-		res.TimedOut = !res.Canceled
+		res.TimedOut = !res.Canceled && res.Disk == nil
 	default:
 		res.StartErr = errors.New("sandbox: the helper ended without saying how the command did")
 	}

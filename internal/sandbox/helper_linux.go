@@ -326,6 +326,11 @@ func privateTmp(c helperConfig) error {
 	}
 	defer keep.close()
 	size := "size=" + strconv.FormatInt(c.Limits.TmpSize, 10)
+	if c.Limits.TmpFiles > 0 {
+		// The run's cap on files holds in its memory too: an empty
+		// file costs a tmpfs no bytes, only an inode.
+		size += ",nr_inodes=" + strconv.FormatInt(c.Limits.TmpFiles, 10)
+	}
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,"+size); err != nil {
 		return fmt.Errorf("tmpfs on /tmp: %w", err)
 	}

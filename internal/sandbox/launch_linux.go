@@ -133,7 +133,7 @@ var namespaceFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, 
 
 func doProbe() *caps {
 	c := &caps{}
-	have := map[Feature]bool{FeatEnv: true, FeatArgv0: true}
+	have := map[Feature]bool{FeatEnv: true, FeatArgv0: true, FeatDiskCap: true}
 	why := map[Feature]string{}
 
 	switch abi, err := landlockABI(); {
@@ -345,6 +345,7 @@ type Prepared struct {
 	writable []string
 	tmp      string
 	home     string
+	roleGit  string       // a fixer's private repository, which it may write
 	given    string       // root as the caller named it (realRoot is root)
 	treeAt   string       // where the command sees the worktree (one of treeViews), "" for where it lies
 	scratch  *scratch.Dir // a private folder on the host (no mount namespace, or a view), removed at the end
@@ -482,6 +483,7 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 	pr.writable = []string{realRoot}
 	if p.Role != nil && p.Role.GitWritable {
 		pr.writable = append(pr.writable, gp.gitDir)
+		pr.roleGit = gp.gitDir
 	}
 	if pr.policy.CacheDir != "" {
 		pr.writable = append(pr.writable, pr.policy.CacheDir)
@@ -879,6 +881,26 @@ func (pr *Prepared) finish(st *status) (Outcome, error) {
 		return o, gerr
 	}
 	return o, err
+}
+
+// DiskAreas are the folders on disk the command may write beside its
+// worktree, which count towards its disk cap (run.DiskCap): the private
+// folder of a command without a mount namespace (its /tmp and HOME), a
+// candidate's folder (cache layers, go's work folder), a fixer's private
+// repository. The card's build cache a base run writes is not among
+// them: the signed base fills it, and gc bounds it.
+func (pr *Prepared) DiskAreas() []string {
+	var out []string
+	if pr.scratch != nil {
+		out = append(out, pr.scratch.Path)
+	}
+	if pr.policy.Candidate != nil {
+		out = append(out, pr.policy.Candidate.Dir)
+	}
+	if pr.roleGit != "" {
+		out = append(out, pr.roleGit)
+	}
+	return out
 }
 
 // Close releases everything Prepare made. Finish calls it; call it

@@ -141,6 +141,11 @@ const (
 	FeatCgroupPids      Feature = "cgroup-pids"       // resources
 	FeatEnv             Feature = "env-allow-list"    // always: the tool's environment never reaches the command
 	FeatArgv0           Feature = "argv0-from-path"   // always: a bare argv[0] never resolves in the worktree
+	// FeatDiskCap: what a run writes to disk (worktree, private folders
+	// on disk, cache layers) is watched and capped (run.DiskCap); where
+	// a mount namespace exists, the private /tmp and HOME are a tmpfs of
+	// Limits.TmpSize and Limits.TmpFiles, in memory.
+	FeatDiskCap Feature = "disk-cap"
 )
 
 // layerNeeds maps each layer to the features that make it true. A layer is
@@ -186,7 +191,8 @@ func OffReport() Report {
 	for _, l := range Layers {
 		r.Missing = append(r.Missing, string(l))
 	}
-	r.Why = map[string]string{"all": "--sandbox=off"}
+	r.Why = map[string]string{"all": "--sandbox=off",
+		string(FeatDiskCap): "--sandbox=off: the worktree and the candidate's caches are capped, but a command's /tmp and HOME are the user's own, uncounted"}
 	return r
 }
 
@@ -227,7 +233,7 @@ func addFeatures(r *Report, have map[Feature]bool, why map[Feature]string) {
 
 var allFeatures = []Feature{FeatUserNS, FeatPIDNS, FeatProc, FeatMountNS, FeatGitRO, FeatGitConfigMasked, FeatPrivateTmp,
 	FeatLandlock, FeatLandlockTCP, FeatNetNS, FeatLoopback, FeatIPCNS, FeatUTSNS, FeatNoNewPrivs, FeatNoCaps, FeatSeccomp, FeatRlimits,
-	FeatRlimitData, FeatRlimitNproc, FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0}
+	FeatRlimitData, FeatRlimitNproc, FeatCgroupMem, FeatCgroupPids, FeatEnv, FeatArgv0, FeatDiskCap}
 
 // Limits bound what one command may consume. Zero fields take the
 // defaults below.
@@ -238,6 +244,7 @@ type Limits struct {
 	FileSize  int64         // largest file a command may write (RLIMIT_FSIZE); default DefaultFileSize
 	OpenFiles uint64        // RLIMIT_NOFILE; default DefaultOpenFiles
 	TmpSize   int64         // size of the private /tmp (tmpfs, counted in Memory); default DefaultTmpSize
+	TmpFiles  int64         // inodes of the private /tmp (tmpfs nr_inodes): the run's disk cap on files; 0 is tmpfs's default
 }
 
 // Defaults. Memory is sized so that `go test` of a real module (a

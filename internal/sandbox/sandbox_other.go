@@ -23,7 +23,7 @@ func Probe() Report {
 	for _, f := range allFeatures {
 		why[f] = "not Linux"
 	}
-	return reportFor(map[Feature]bool{FeatEnv: true, FeatArgv0: true}, why, 0)
+	return reportFor(map[Feature]bool{FeatEnv: true, FeatArgv0: true, FeatDiskCap: true}, why, 0)
 }
 
 // Prepared is the sandbox set up for one command.
@@ -31,9 +31,10 @@ type Prepared struct {
 	Env    []string
 	Report Report
 
-	git     *GitSnapshot
-	scratch *scratch.Dir // the private temp folder
-	done    bool
+	git       *GitSnapshot
+	scratch   *scratch.Dir // the private temp folder
+	candidate string       // a candidate's private folder (cache layers)
+	done      bool
 }
 
 // Prepare sets up what can be set up off Linux: the environment, a
@@ -76,6 +77,7 @@ func (p *Policy) Prepare(root string, base []string) (*Prepared, error) {
 		// cold, but for the go command's, which reads the card's beneath
 		// the candidate's own layer (GoEnv).
 		cache = p.Candidate.Cold()
+		pr.candidate = p.Candidate.Dir
 		pr.Report.Cache = CachePrivateCold
 	}
 	pr.Env = buildEnv(base, envLayout{Root: root, Tmp: pr.scratch.Path, Home: home, CacheDir: cache, Deps: p.Deps, Prepare: p.PrepareCmd, HostHome: hostHome},
@@ -124,6 +126,17 @@ func (pr *Prepared) Started(pid int) {}
 func (pr *Prepared) Finish() (Outcome, error) {
 	pr.Close()
 	return Outcome{Cache: pr.Report.Cache}, pr.git.Check()
+}
+
+// DiskAreas are the folders the command may write beside its worktree,
+// which count towards its disk cap: its private folder (/tmp, HOME) and
+// a candidate's folder.
+func (pr *Prepared) DiskAreas() []string {
+	out := []string{pr.scratch.Path}
+	if pr.candidate != "" {
+		out = append(out, pr.candidate)
+	}
+	return out
 }
 
 // Close removes the private folder.

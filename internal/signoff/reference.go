@@ -78,7 +78,8 @@ func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v Verd
 		cmd := c.Command(role)
 		log := filepath.Join(logDir, fmt.Sprintf("reference-%s.log", role))
 		res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
-			Env: side.Env(o.Env(cmd)), Timeout: cmd.Timeout, Sandbox: side.Policy, Session: sess, Log: log})
+			Env: side.Env(o.Env(cmd)), Timeout: cmd.Timeout, Sandbox: side.Policy, Session: sess, Log: log,
+			Disk: refDisk(c, side)})
 		if err != nil {
 			return nil, v, err
 		}
@@ -171,4 +172,12 @@ func probeRow(ctx context.Context, o Options, policy *sandbox.Policy, r *Result)
 	v := r.Verdict
 	v.Reason += "; the held-out probe's output with the reference fix is reproducible and differs on the base"
 	return v, nil
+}
+
+// refDisk is the disk cap of a run of the reference fix: the card's, and
+// the candidate side's private folders counted too.
+func refDisk(c *card.Card, side *gate.Candidate) run.DiskCap {
+	d := run.CardDisk(c.DiskCap())
+	d.Areas = side.DiskAreas()
+	return d
 }

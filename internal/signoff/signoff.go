@@ -231,7 +231,7 @@ func baseRows(ctx context.Context, o Options, policy *sandbox.Policy, r *Result)
 		}
 		cmd := c.Command(role)
 		res, err := run.Run(ctx, run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
-			Env: o.Env(cmd), Timeout: cmd.Timeout, Log: logOf(role, i), Sandbox: policy, Session: sess})
+			Env: o.Env(cmd), Timeout: cmd.Timeout, Log: logOf(role, i), Sandbox: policy, Session: sess, Disk: run.CardDisk(c.DiskCap())})
 		if err != nil {
 			return res, err
 		}
@@ -352,7 +352,7 @@ func heldOutIn(ctx context.Context, o Options, wt *worktree.Worktree, log string
 	}
 	cmd := h.Command(paths)
 	spec := run.Spec{Argv: cmd.Cmd, Root: wt.Dir, Workdir: cmd.Workdir,
-		Env: env(cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy, Session: sess}
+		Env: env(cmd), Timeout: cmd.Timeout, Log: log, Sandbox: policy, Session: sess, Disk: run.CardDisk(o.Card.DiskCap())}
 	if h.ExpectStdout != "" {
 		spec.Stdout = card.MaxExpectStdout
 	}
