@@ -16,13 +16,24 @@ import (
 
 	"github.com/failpass/failpass/internal/cli"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/sandbox/sandboxtest"
 )
 
 // TestMain lets the test binary double as the failpass command inside
 // scripts, so every script drives the real binary in a real process.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"failpass": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"failpass": func() {
+			// A script that sets sandboxtest.DenyEnv sees the machine as
+			// one that denies namespaces: Landlock-only mode.
+			if os.Getenv(sandboxtest.DenyEnv) == "1" {
+				if err := sandboxtest.DenyNamespaces(); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(2)
+				}
+			}
+			os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
 	})
 }
 

@@ -196,22 +196,33 @@ func sanitizeGitConfig(b []byte) []byte {
 // files an earlier run opened, and so whether it ran). A folder that
 // holds anything of keep (what is written, the git folders, the tree), or
 // lies in one, is left as it is, as are /proc, /sys, /dev and the private /tmp, and a
-// folder below one already bound. Symlinks are resolved: /lib on a
-// merged-/usr system is /usr/lib.
+// folder below one already bound. Of a file, its folder is bound: /etc
+// for /etc's entries (the loader cache, passwd, localtime). Symlinks are
+// resolved: /lib on a merged-/usr system is /usr/lib.
 func sharedBinds(readable, keep []string) []bind {
 	var roots []string
+	special := func(p string) bool {
+		return p == "/" || within("/dev", p) || within("/tmp", p) || within("/sys", p) || within("/proc", p)
+	}
 	for _, r := range readable {
-		if r == "/proc" || r == "/sys" || within("/dev", r) || within("/tmp", r) || within("/sys", r) || within("/proc", r) {
+		if special(r) {
 			continue
 		}
 		real, err := filepath.EvalSymlinks(r)
 		if err != nil {
 			continue
 		}
-		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		fi, err := os.Stat(real)
+		if err != nil {
 			continue
 		}
-		if slices.ContainsFunc(keep, func(k string) bool { return within(real, k) || within(k, real) }) {
+		if !fi.IsDir() {
+			// A file (one of /etc's entries, a file a card names):
+			// its folder is bound, read-only only in the mount
+			// namespace (Landlock still grants the file alone).
+			real = filepath.Dir(real)
+		}
+		if special(real) || slices.ContainsFunc(keep, func(k string) bool { return within(real, k) || within(k, real) }) {
 			continue // holds something of keep, or lies in it (the git folders are bound on their own)
 		}
 		roots = append(roots, real)

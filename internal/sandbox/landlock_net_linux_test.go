@@ -98,8 +98,13 @@ attempt("serve-self", serve_self)
 	if slices.Contains(rep.Tells, TellKeyrings) && slices.Contains(rep.Features, string(FeatSeccomp)) {
 		t.Errorf("report tells %q although the seccomp filter denies the keyrings", rep.Tells)
 	}
-	// A command granted the network gets no TCP rules, and its report
-	// does not claim them.
+	// A command granted the network (a role with Network, as the card's
+	// prepare command is) gets no TCP rules: it reaches the fixed port,
+	// and its report does not claim them.
+	r = contained(t, wt, &Policy{Role: &Role{Network: true}}, nil, time.Minute, "python3", "-c", script)
+	if r.Exit != 0 || !strings.Contains(r.Log, "connect-fixed ok\n") || !strings.Contains(r.Log, "bind-fixed ok\n") {
+		t.Errorf("a networked command: %+v; want connect-fixed and bind-fixed ok, it printed:\n%s", r.Outcome, r.Log)
+	}
 	if got := withoutNetwork(rep); slices.Contains(got.Features, string(FeatLandlockTCP)) {
 		t.Errorf("a networked command's report lists %s", FeatLandlockTCP)
 	}
