@@ -51,6 +51,10 @@ type Step struct {
 	// record verify needs to tell a tree the canary cannot follow from a
 	// command it does.
 	Detail string `json:"detail,omitempty"`
+	// Mutation says, for a patch.canary that ran, whether it ran the
+	// oracle test with its literal expectation changed (MutationRan) or
+	// the inserted assertion, and then why (MutationNotRun...).
+	Mutation string `json:"mutation,omitempty"`
 	// Path and Line say where in the candidate a broken rule points: the
 	// repository path a budget rule names (a denied, oracle, binary or
 	// escaping file) and, when the change edits that file's lines, the
@@ -1320,7 +1324,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 				step.Reason += ": " + why
 			}
 		}
-		if rule == RulePatchInvariant && g.canary.plan != nil && !runsTests(cmd) {
+		if rule == RulePatchInvariant && g.canary.plan != nil && g.canary.mutation == nil && !runsTests(cmd) {
 			// Not the likely cause, but the one a user cannot see.
 			step.Reason += fmt.Sprintf(" (the run had the canary's decoy in %s; a command that checks that file's format or git status fails on it: see canary in docs/card.md)", g.canary.plan.File)
 		}

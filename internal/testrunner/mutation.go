@@ -19,12 +19,17 @@ import (
 // the inserted assertion only where the card's sign-off saw it fail on
 // the reference fix, and knows it by Digest.
 type Mutation struct {
+	// File and Test are the canary's: the oracle test file and test.
+	File, Test string
 	// Mutated is the oracle test file with the expectation changed.
 	Mutated []byte
 	// Line is the 1-based line of the literal changed, Was and Now its
 	// text before and after.
 	Line     int
 	Was, Now string
+	// Before and After are that line, trimmed and cut to 120 bytes, as
+	// the file has it and as the mutation makes it: for a reason.
+	Before, After string
 	// Digest is "sha256:<hex>" of Mutated: the sign-off records it, and
 	// the gate uses a mutation only when its own has the same.
 	Digest string
@@ -45,7 +50,11 @@ func (c *Canary) Mutate() (*Mutation, error) {
 	if c.mutate == nil {
 		return nil, &NoMutationError{"the oracle test was not planned by failpass"}
 	}
-	return c.mutate()
+	m, err := c.mutate()
+	if m != nil {
+		m.File, m.Test = c.File, c.Test
+	}
+	return m, err
 }
 
 // edit is a change of src[from:to] to repl.
@@ -58,8 +67,22 @@ func mutationOf(src []byte, e edit) *Mutation {
 	b := make([]byte, 0, len(src)+len(e.repl))
 	b = append(append(append(b, src[:e.from]...), e.repl...), src[e.to:]...)
 	sum := sha256.Sum256(b)
+	ls := bytes.LastIndexByte(src[:e.from], '\n') + 1
+	line := func(s []byte, end int) string {
+		if n := bytes.IndexByte(s[end:], '\n'); n >= 0 {
+			end += n
+		} else {
+			end = len(s)
+		}
+		t := strings.TrimSpace(string(s[ls:end]))
+		if len(t) > 120 {
+			t = t[:120] + "..."
+		}
+		return strings.ToValidUTF8(t, "?")
+	}
 	return &Mutation{Mutated: b, Line: 1 + bytes.Count(src[:e.from], []byte("\n")),
-		Was: string(src[e.from:e.to]), Now: e.repl, Digest: "sha256:" + hex.EncodeToString(sum[:])}
+		Was: string(src[e.from:e.to]), Now: e.repl, Digest: "sha256:" + hex.EncodeToString(sum[:]),
+		Before: line(src, e.to), After: line(b, e.from+len(e.repl))}
 }
 
 // flipInt is an integer literal's value with its last bit flipped,
