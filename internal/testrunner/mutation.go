@@ -404,7 +404,7 @@ func pyLiteralEdit(stmt []byte, side [2]int) (edit, bool) {
 	}
 	p := &pyLit{s: stmt[:to]}
 	e, ok := p.value(from)
-	if !ok || p.end != to {
+	if !ok || p.end != to || e.repl == "" { // True, False, None: nothing to change
 		return edit{}, false
 	}
 	return e, true

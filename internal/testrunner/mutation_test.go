@@ -52,6 +52,7 @@ func TestMutatePython(t *testing.T) {
 		{"float", "def test_x():\n    assert f() == 1.5\n", pytest, "", "", 0},
 		{"f-string", "def test_x():\n    assert f() == f'{x}'\n", pytest, "", "", 0},
 		{"comment", "def test_x():\n    assert f() == 1  # one\n", pytest, "1", "0", 2},
+		{"none", "def test_x():\n    assert f() == None\n    assert g() is True\n", pytest, "", "", 0},
 		{"two statements", "def test_x():\n    assert f() == 1; g()\n", pytest, "", "", 0},
 		{"other test", "def test_y():\n    assert f() == 1\ndef test_x():\n    assert f() == g\n", pytest, "", "", 0},
 	}
