@@ -180,7 +180,8 @@ func goMutate(file string, src []byte, fn string) (*Mutation, error) {
 
 // goIfCompare is the edit for an if statement that compares with a
 // literal: `got != want`, `!reflect.DeepEqual(got, want)`,
-// `!cmp.Equal(got, want)`, `diff := cmp.Diff(want, got); diff != ""`.
+// `!cmp.Equal(got, want)`, `diff := cmp.Diff(want, got); diff != ""`,
+// `!got.Equal(want)`.
 func goIfCompare(s *ast.IfStmt, pair func(a, b ast.Expr) (edit, bool)) (edit, bool) {
 	if as, ok := s.Init.(*ast.AssignStmt); ok && len(as.Rhs) == 1 {
 		if call, ok := as.Rhs[0].(*ast.CallExpr); ok && goCallee(call, "cmp", "Diff") && len(call.Args) >= 2 {
@@ -197,8 +198,20 @@ func goIfCompare(s *ast.IfStmt, pair func(a, b ast.Expr) (edit, bool)) (edit, bo
 		if c.Op == token.NOT && ok && len(call.Args) >= 2 && (goCallee(call, "reflect", "DeepEqual") || goCallee(call, "cmp", "Equal")) {
 			return pair(call.Args[0], call.Args[1])
 		}
+		// got.Equal(want): the method a type defines to compare itself.
+		if sel, isSel := callFun(call); c.Op == token.NOT && ok && isSel && sel.Sel.Name == "Equal" && len(call.Args) == 1 {
+			return pair(sel.X, call.Args[0])
+		}
 	}
 	return edit{}, false
+}
+
+func callFun(call *ast.CallExpr) (*ast.SelectorExpr, bool) {
+	if call == nil {
+		return nil, false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	return sel, ok
 }
 
 // goCallee says whether call calls pkg.name for one of names.

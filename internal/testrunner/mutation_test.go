@@ -77,6 +77,7 @@ func TestMutateGo(t *testing.T) {
 		{"deepequal", "\twant := []string{\"a\", \"b\"}\n\tif !reflect.DeepEqual(F(), want) {\n\t\tt.Fatal()\n\t}\n", "", "x", 11},
 		{"cmp diff", "\tif d := cmp.Diff(map[string]int{\"a\": 0x10}, F()); d != \"\" {\n\t\tt.Fatal(d)\n\t}\n", "0x10", "17", 11},
 		{"cmp equal", "\tif !cmp.Equal(F(), -3) {\n\t\tt.Fatal()\n\t}\n", "3", "2", 11},
+		{"equal method", "\twant := P{X: 5}\n\tif got := F(); !got.Equal(want) {\n\t\tt.Fatal()\n\t}\n", "5", "4", 11},
 		{"testify", "\tassert.Equal(t, 7, F())\n", "7", "6", 11},
 		{"require", "\twant := struct{ A int }{A: 1}\n\trequire.Equal(t, want, F())\n", "1", "0", 11},
 		// No mutation.
