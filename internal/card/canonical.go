@@ -59,6 +59,7 @@ type canonSignoff struct {
 	Tool      string     `json:"tool"`
 	Decision  string     `json:"decision"`
 	Reference string     `json:"reference,omitempty"`
+	Mutation  string     `json:"mutation,omitempty"`
 	Runs      []canonRun `json:"runs"`
 }
 
@@ -150,7 +151,7 @@ func (c *Card) canonical() ([]byte, error) {
 	cc.Prepare = canonPrep(c.Prepare)
 	cc.HeldOut = canonHeld(c.HeldOut)
 	if s := c.Signoff; s != nil {
-		cs := &canonSignoff{At: s.At, Tool: s.Tool, Decision: s.Decision, Reference: s.Reference, Runs: []canonRun{}}
+		cs := &canonSignoff{At: s.At, Tool: s.Tool, Decision: s.Decision, Reference: s.Reference, Mutation: s.Mutation, Runs: []canonRun{}}
 		for _, r := range s.Runs {
 			cs.Runs = append(cs.Runs, canonRun(r))
 		}

@@ -131,8 +131,19 @@ type Signoff struct {
 	// Reference is "sha256:<hex>" of the reference fix `card sign
 	// --reference` applied and saw pass; "" when no reference was given.
 	Reference string
-	Runs      []Run
+	// Mutation is what `card sign --reference` found of the mutation
+	// canary: "sha256:<hex>" of the oracle test file with its literal
+	// expectation changed (testrunner.Mutation), which failed on the
+	// reference fix, so the gate may run it in place of the inserted
+	// assertion; or MutationNone and why it cannot run. "" for a card
+	// signed without a reference, or before failpass knew of it.
+	Mutation string
+	Runs     []Run
 }
+
+// MutationNone starts a Signoff.Mutation that says the mutation canary
+// cannot run for this card, and why.
+const MutationNone = "none: "
 
 // Signature is one SSHSIG over the card's canonical bytes. Signatures are
 // not part of the signed bytes.

@@ -82,6 +82,9 @@ func Marshal(c *Card) ([]byte, error) {
 		if s.Reference != "" {
 			kv("  ", "reference", q(s.Reference))
 		}
+		if s.Mutation != "" {
+			kv("  ", "mutation", q(s.Mutation))
+		}
 		if len(s.Runs) == 0 {
 			kv("  ", "runs", "[]")
 		} else {

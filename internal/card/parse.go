@@ -909,7 +909,7 @@ func (p *parser) requirements(rn *yaml.Node) ([]string, error) {
 	return req, nil
 }
 
-var signoffKeys = []string{"at", "tool", "decision", "reference", "runs"}
+var signoffKeys = []string{"at", "tool", "decision", "reference", "mutation", "runs"}
 
 func (p *parser) signoff(n *yaml.Node) (*Signoff, error) {
 	v, _, err := p.mapping(n, "signoff", signoffKeys)
@@ -941,6 +941,20 @@ func (p *parser) signoff(n *yaml.Node) (*Signoff, error) {
 		}
 		if d, ok := strings.CutPrefix(s.Reference, "sha256:"); !ok || !sha256Hex().MatchString(d) {
 			return nil, p.errNode(rn, "signoff.reference", fmt.Sprintf("%q is not a digest", s.Reference), "the reference fix's digest is \"sha256:\" and 64 lowercase hex digits; "+hint)
+		}
+	}
+	if mn, ok := v["mutation"]; ok {
+		if s.Mutation, err = p.text(mn, "signoff.mutation", false); err != nil {
+			return nil, err
+		}
+		d, isDigest := strings.CutPrefix(s.Mutation, "sha256:")
+		why, isNone := strings.CutPrefix(s.Mutation, MutationNone)
+		switch {
+		case s.Reference == "":
+			return nil, p.errNode(mn, "signoff.mutation", "is set without signoff.reference", "only card sign --reference checks the mutation canary; "+hint)
+		case isDigest && sha256Hex().MatchString(d), isNone && why != "":
+		default:
+			return nil, p.errNode(mn, "signoff.mutation", fmt.Sprintf("%q is neither a digest nor %q and a reason", s.Mutation, MutationNone), hint)
 		}
 	}
 	items, err := p.list(v["runs"], "signoff.runs", hint)

@@ -219,6 +219,9 @@ func signoffNode(s *Signoff) *yaml.Node {
 	if s.Reference != "" {
 		n.Content = append(n.Content, yamlKey("reference"), yamlStr(s.Reference))
 	}
+	if s.Mutation != "" {
+		n.Content = append(n.Content, yamlKey("mutation"), yamlStr(s.Mutation))
+	}
 	n.Content = append(n.Content, yamlKey("runs"), runs)
 	return n
 }

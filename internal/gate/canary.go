@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/testrunner"
+	"github.com/failpass/failpass/internal/verdict"
 )
 
 // canaryRule is patch.canary. Once the patched runs held, it puts one
@@ -65,7 +67,7 @@ func (g *gateRun) canaryRun(ctx context.Context) error {
 	kind := testrunner.Recognize(c.Pass.Cmd, c.Pass.Workdir).Kind
 	env := classify(kind, res, logPath)
 	step := Step{
-		Rule: RulePatchCanary, Exit: intp(res.Exit), DurationMS: res.Duration.Milliseconds(), Log: &logPath,
+		Rule: RulePatchCanary, Mutation: g.mutationStatus(), Exit: intp(res.Exit), DurationMS: res.Duration.Milliseconds(), Log: &logPath,
 		Runs: []RunResult{{Argv: plan.Argv, Exit: res.Exit, Signal: res.Signal, TimedOut: res.TimedOut,
 			DurationMS: res.Duration.Milliseconds(), Environment: env}},
 	}
@@ -76,6 +78,9 @@ func (g *gateRun) canaryRun(ctx context.Context) error {
 	case env != "":
 		g.inconclusive = true
 		step.Reason = "the canary's test did not run: " + env
+	case res.Exit == 0 && g.canary.mutation != nil:
+		m := g.canary.mutation
+		step.Reason = fmt.Sprintf("%s in %s, with the expectation on line %d changed (%s became %s), still passed under the pass command (exit 0): a mutated expectation still passed, so the patched tree's result compares equal to anything", plan.Test, plan.File, m.Line, m.Before, m.After)
 	case res.Exit == 0:
 		step.Reason = fmt.Sprintf("%s in %s, with an assertion that must fail put first in it, passed under the pass command (exit 0): the patched tree stops its test runner from reporting failures", plan.Test, plan.File)
 	default:
@@ -88,6 +93,21 @@ func (g *gateRun) canaryRun(ctx context.Context) error {
 	return g.broken(RulePatchCanary, step.Reason)
 }
 
+// mutationStatus is patch.canary's Mutation: MutationRan, or
+// MutationNotRun and why.
+func (g *gateRun) mutationStatus() string {
+	if g.canary.mutation != nil {
+		return MutationRan
+	}
+	return MutationNotRun + g.canary.mutationWhy
+}
+
+// Values of Step.Mutation for a patch.canary that ran.
+const (
+	MutationRan    = verdict.MutationRan
+	MutationNotRun = verdict.MutationNotRun
+)
+
 // canaryPlan is what planCanary decided: a plan, a reason not to run, or
 // an error reading the tree.
 type canaryPlan struct {
@@ -95,6 +115,11 @@ type canaryPlan struct {
 	notRun string
 	why    string // with notRun CanaryNotRecognized: runner's reason
 	err    error
+	// mutation, when set, is what the canary runs instead of the
+	// inserted assertion (plan.Canary is its file, plan.Decoy the
+	// original); else mutationWhy says why not.
+	mutation    *testrunner.Mutation
+	mutationWhy string
 }
 
 // planCanary plans patch.canary from the patched tree before any patched
@@ -129,8 +154,89 @@ func (g *gateRun) planCanary() error {
 		g.canary = canaryPlan{err: err}
 	default:
 		g.canary = canaryPlan{plan: plan}
+		g.canary.mutation, g.canary.mutationWhy = useMutation(c, plan)
+		if m := g.canary.mutation; m != nil {
+			// The other runs get the oracle file as it is, written at
+			// the same step as the canary's.
+			plan.Canary, plan.Decoy = m.Mutated, plan.Original
+		}
 	}
 	return nil
+}
+
+// The reasons the mutation canary did not run, after "the mutation
+// canary did not run: ".
+const (
+	MutationUnsigned    = "the card was signed before failpass knew of it, or without --reference"
+	MutationNoLiteral   = "no literal expectation found"
+	MutationNotShown    = "not shown failing on the reference fix at sign-off"
+	MutationOracleMoved = "the oracle test differs from the one the card's sign-off mutated"
+)
+
+// useMutation decides whether the canary runs the oracle test's
+// mutation (testrunner.Canary.Mutate): only where the card's signed
+// sign-off saw that very mutation (the same digest) fail on the
+// reference fix. Anywhere else an honest fix might pass it (a test that
+// does not hinge on its literal), so the inserted assertion runs, and
+// the reason says why.
+func useMutation(c *card.Card, plan *testrunner.Canary) (*testrunner.Mutation, string) {
+	signed := ""
+	if c.Signoff != nil {
+		signed = c.Signoff.Mutation
+	}
+	if why, ok := strings.CutPrefix(signed, card.MutationNone); ok {
+		return nil, why
+	}
+	if signed == "" {
+		return nil, MutationUnsigned
+	}
+	m, err := plan.Mutate()
+	if err != nil {
+		return nil, MutationNoLiteral + ": " + err.Error()
+	}
+	if m.Digest != signed {
+		return nil, MutationOracleMoved
+	}
+	return m, ""
+}
+
+// MutationOf is the mutation of the card's oracle test in the tree at
+// dir, or why there is none: what `card sign --reference` runs on the
+// reference-patched tree.
+func MutationOf(dir string, c *card.Card) (*testrunner.Mutation, string, error) {
+	if c.Canary == card.CanaryOff {
+		return nil, CanaryOffReason, nil
+	}
+	tok, err := canaryToken()
+	if err != nil {
+		return nil, "", err
+	}
+	decoy, err := canaryToken()
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("canary: %w", err)
+	}
+	defer root.Close()
+	plan, err := testrunner.PlanCanary(root.FS(), c.Pass.Cmd, c.Pass.Workdir, tok, decoy)
+	var nr *testrunner.NotRecognizedError
+	switch {
+	case errors.As(err, &nr):
+		return nil, "the canary does not follow the pass command: " + nr.Why, nil
+	case err != nil:
+		return nil, "", err
+	}
+	m, err := plan.Mutate()
+	var nm *testrunner.NoMutationError
+	switch {
+	case errors.As(err, &nm):
+		return nil, MutationNoLiteral + ": " + nm.Why, nil
+	case err != nil:
+		return nil, "", err
+	}
+	return m, "", nil
 }
 
 // plantDecoy puts the canary's decoy in the oracle test, where every

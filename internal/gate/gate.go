@@ -1230,7 +1230,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 				step.Reason += ": " + why
 			}
 		}
-		if rule == RulePatchInvariant && g.canary.plan != nil && !runsTests(cmd) {
+		if rule == RulePatchInvariant && g.canary.plan != nil && g.canary.mutation == nil && !runsTests(cmd) {
 			// Not the likely cause, but the one a user cannot see.
 			step.Reason += fmt.Sprintf(" (the run had the canary's decoy in %s; a command that checks that file's format or git status fails on it: see canary in docs/card.md)", g.canary.plan.File)
 		}

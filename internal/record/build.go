@@ -52,6 +52,7 @@ func New(v *verdict.Verdict, c *card.Card, diff []byte, patched *Patched, files 
 		if s.Status == verdict.StatusNotRun {
 			st.Reason, st.Detail = s.Reason, s.Detail
 		}
+		st.Mutation = s.Mutation
 		for _, r := range s.Runs {
 			st.Runs = append(st.Runs, Run{Argv: append([]string{}, r.Argv...), Exit: r.Exit, Signal: r.Signal,
 				TimedOut: r.TimedOut, DurationMS: r.DurationMS, Environment: r.Environment})

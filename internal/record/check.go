@@ -317,6 +317,12 @@ func checkCanaryStep(field string, st Step, c *card.Card) error {
 		return errorf(ProblemMalformed, field+".expected", "the canary has no expected exit")
 	case st.Status == verdict.StatusNotRun && len(st.Runs) > 0:
 		return errorf(ProblemMalformed, field, "a canary that did not run has no runs")
+	case st.Mutation != "" && st.Mutation != verdict.MutationRan && !strings.HasPrefix(st.Mutation, verdict.MutationNotRun):
+		return errorf(ProblemMalformed, field+".mutation", "%q is neither %q nor %q and a reason", st.Mutation, verdict.MutationRan, verdict.MutationNotRun)
+	case st.Mutation != "" && len(st.Runs) == 0:
+		return errorf(ProblemMalformed, field+".mutation", "a canary that did not run says nothing of its mutation")
+	case st.Mutation == verdict.MutationRan && (c.Signoff == nil || !strings.HasPrefix(c.Signoff.Mutation, "sha256:")):
+		return errorf(ProblemVerdict, field+".mutation", "the record says the canary ran the oracle's mutation, but the card's sign-off never showed one failing on the reference fix")
 	case st.Status == verdict.StatusNotRun && c.Canary != card.CanaryOff && st.Reason == verdict.CanaryOffReason:
 		return errorf(ProblemVerdict, field+".reason", "the record says the card turned the canary off, but the card leaves it on")
 	case st.Status == verdict.StatusNotRun && c.Canary != card.CanaryOff && st.Detail == "" && testrunner.CanaryArgv(c.Pass.Cmd, c.Pass.Workdir) == nil:

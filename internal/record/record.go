@@ -155,6 +155,10 @@ type Step struct {
 	// Detail is patch.canary's cause when its runner or selection was
 	// not recognized.
 	Detail string `json:"detail,omitempty"`
+	// Mutation is a patch.canary's verdict.Step.Mutation: whether it ran
+	// the oracle's mutation, or why not. Records of earlier failpass
+	// have none.
+	Mutation string `json:"mutation,omitempty"`
 }
 
 // Run is one run of a card command.

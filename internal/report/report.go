@@ -83,6 +83,19 @@ func flakyLine(v *verdict.Verdict, n int) string {
 	return verdict.RulePatchFlaky + ": not run"
 }
 
+// mutationNote is what a patch.canary that ran says of the mutation
+// canary: "" for a run of the oracle's mutation (the step's own words say
+// it), else why it did not run.
+func mutationNote(s verdict.Step) string {
+	if why, ok := strings.CutPrefix(s.Mutation, verdict.MutationNotRun); ok {
+		return "; the mutation canary did not run: " + why
+	}
+	if s.Mutation == verdict.MutationRan {
+		return "; with the oracle's expectation mutated"
+	}
+	return ""
+}
+
 // StepLine is one rule's line in the human form.
 func StepLine(s verdict.Step) string {
 	runs := ""
@@ -97,7 +110,7 @@ func StepLine(s verdict.Step) string {
 		return s.Rule + ": not run"
 	case verdict.StatusOK:
 		if s.Exit != nil {
-			return fmt.Sprintf("%s: exit %d (ok%s)", s.Rule, *s.Exit, runs)
+			return fmt.Sprintf("%s: exit %d (ok%s)%s", s.Rule, *s.Exit, runs, mutationNote(s))
 		}
 		if s.Reason != "" {
 			return fmt.Sprintf("%s: ok (%s)", s.Rule, s.Reason)

@@ -1,6 +1,9 @@
 package signoff
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestReference(t *testing.T) {
 	ok := func(code int) Outcome { return Outcome{Exit: code} }
@@ -31,5 +34,23 @@ func TestReference(t *testing.T) {
 	}
 	if got := Reference(sign, ReferenceCheck{Pass: ok(3), Invariant: ok(0)}, 3, 0); got.Decision != DecisionSign {
 		t.Errorf("Reference with expect_exit 3 = %+v, want sign", got)
+	}
+}
+
+func TestDecideMutation(t *testing.T) {
+	for _, tc := range []struct {
+		r     Outcome
+		valid bool
+		why   string
+	}{
+		{Outcome{Exit: 1}, true, ""},
+		{Outcome{Exit: 0}, false, "does not hinge on its literal"},
+		{Outcome{Exit: 1, Inconclusive: true}, false, "inconclusive"},
+		{Outcome{Exit: 2, Environment: "no module named pytest"}, false, "for its environment"},
+	} {
+		valid, why := DecideMutation(tc.r)
+		if valid != tc.valid || !strings.Contains(why, tc.why) || (tc.why == "") != (why == "") {
+			t.Errorf("DecideMutation(%+v) = %v %q, want %v and %q", tc.r, valid, why, tc.valid, tc.why)
+		}
 	}
 }

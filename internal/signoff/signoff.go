@@ -77,6 +77,9 @@ type Result struct {
 	// Reference is the reference fix's digest (ReferenceDigest), "" when
 	// none was given.
 	Reference string
+	// Mutation is the signoff's mutation canary (card.Signoff.Mutation),
+	// "" without a reference.
+	Mutation string
 	// HeldOut is the held-out folder the card is signed with: Options'
 	// folder, or, when the table wrote held_out.expect_stdout's file
 	// from the reference fix's run, that folder with it (Wrote set).
@@ -106,6 +109,7 @@ func (r *Result) Signoff(at time.Time) *card.Signoff {
 		Decision:  string(r.Verdict.Decision),
 		Runs:      r.Runs,
 		Reference: r.Reference,
+		Mutation:  r.Mutation,
 	}
 }
 
@@ -176,6 +180,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		r.Runs, r.Verdict = append(r.Runs, refRuns...), v
 		r.Reference = ReferenceDigest(o.Reference)
+		if r.Verdict.Decision == DecisionSign {
+			if r.Mutation, err = mutationRow(ctx, o, policy); err != nil {
+				return nil, err
+			}
+		}
 		if r.Verdict.Decision == DecisionSign && o.HeldOut != nil && o.Card.HeldOut.ExpectStdout != "" {
 			if r.Verdict, err = probeRow(ctx, o, policy, r); err != nil {
 				return nil, err

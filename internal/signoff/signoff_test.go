@@ -108,7 +108,8 @@ func TestRun(t *testing.T) {
 			decision: DecisionSign, roles: "fail=1 fail=1 invariant=0 held_out=1 pass=0 invariant=0",
 			out: []string{`^fail run 1/2: `, `^fail run 2/2: `, `^invariant: `,
 				`^held-out: exit 1 in \d+ms \(1 file\(s\); must not exit 0 on the base\)$`,
-				`^reference pass: exit 0 in \d+ms \(expect 0\)$`, `^reference invariant: exit 0 `},
+				`^reference pass: exit 0 in \d+ms \(expect 0\)$`, `^reference invariant: exit 0 `,
+				`^reference mutation: not run: the canary does not follow the pass command: `},
 		},
 		{
 			name: "a dirty invariant stops before the other rows", invariant: "exit 3", held: held, ref: fixed,

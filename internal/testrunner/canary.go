@@ -40,6 +40,9 @@ type Canary struct {
 	// Argv is the command: the canary runs under the very argv the card
 	// signed.
 	Argv []string
+
+	// mutate finds the oracle test's Mutation (see Mutate).
+	mutate func() (*Mutation, error)
 }
 
 // NotRecognizedError says why no canary can be planned for a command:
@@ -108,7 +111,13 @@ func PlanCanary(fsys fs.FS, argv []string, workdir, token, decoy string) (*Canar
 		return nil, err
 	}
 	canary, decoyed := o.insert(pair[0]), o.insert(pair[1])
-	return &Canary{File: o.file, Test: o.test, Original: o.src, Canary: canary, Decoy: decoyed, Argv: slices.Clone(argv)}, nil
+	mutate := func() (*Mutation, error) {
+		if o.py != nil {
+			return pyMutate(o.src, o.at, o.py, o.test)
+		}
+		return goMutate(o.file, o.src, o.test)
+	}
+	return &Canary{File: o.file, Test: o.test, Original: o.src, Canary: canary, Decoy: decoyed, Argv: slices.Clone(argv), mutate: mutate}, nil
 }
 
 // CanaryArgv says whether the canary can follow argv run in workdir as
@@ -162,6 +171,9 @@ type oracle struct {
 	src        []byte
 	at         int
 	assert     func(got, want string) string
+	// py is, for a Python test, its body's statements: from at to
+	// py.end at py.indent.
+	py *pyBody
 }
 
 func (o *oracle) insert(pair [2]string) []byte {

@@ -250,7 +250,12 @@ func pythonTest(file string, src []byte, lines []pyLine, class, fn string) (*ora
 	if class != "" {
 		test = class + "." + name
 	}
-	return &oracle{file: file, test: test, src: src, at: lines[body].start, assert: assert}, nil
+	end := len(src) // where the test's block ends: the mutation looks no further
+	if e := pyBlockEnd(src, lines, di); e < len(lines) {
+		end = lines[e].start
+	}
+	return &oracle{file: file, test: test, src: src, at: lines[body].start, assert: assert,
+		py: &pyBody{indent: bodyIndent, end: end, self: selfOf(testCase, def)}}, nil
 }
 
 // pyIndent is the whitespace that starts line l.
@@ -382,4 +387,12 @@ func pyStringStatement(src []byte, l pyLine) bool {
 	}
 	end := endOfString(s, 0)
 	return pyBlank(s[end:])
+}
+
+// selfOf is a TestCase method's first parameter, "" elsewhere.
+func selfOf(testCase bool, def []byte) string {
+	if !testCase {
+		return ""
+	}
+	return pyFirstParam(def)
 }

@@ -75,6 +75,12 @@ const (
 	HeldOutNotGiven = "not_given" // neither flag: the rule failed
 )
 
+// Values of Step.Mutation for a patch.canary that ran.
+const (
+	MutationRan    = "ran"
+	MutationNotRun = "not run: "
+)
+
 // The reasons a patch.canary step gives for not running. They are part of
 // the output contract: `patch.canary: not run (<reason>)`.
 const (
@@ -97,6 +103,10 @@ type Step struct {
 	// record verify needs to tell a tree the canary cannot follow from a
 	// command it does.
 	Detail string `json:"detail,omitempty"`
+	// Mutation says, for a patch.canary that ran, whether it ran the
+	// oracle test with its literal expectation changed (MutationRan) or
+	// the inserted assertion, and then why (MutationNotRun...).
+	Mutation string `json:"mutation,omitempty"`
 	// Path and Line say where in the candidate a broken rule points: the
 	// repository path a budget rule names (a denied, oracle, binary or
 	// escaping file) and, when the change edits that file's lines, the
