@@ -266,7 +266,7 @@ func (m *measurer) dir(at int, name, path string, depth int) error {
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	names, err := f.Readdirnames(-1)
+	names, err := readNames(f)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -286,4 +286,15 @@ func (m *measurer) dir(at int, name, path string, depth int) error {
 		}
 	}
 	return nil
+}
+
+// readNames lists an open folder. One removed after it was opened (go
+// cleans its work folders as it goes) reads as empty, as Linux says
+// with ENOENT: what it held is no longer on disk.
+func readNames(f *os.File) ([]string, error) {
+	names, err := f.Readdirnames(-1)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil
+	}
+	return names, err
 }
