@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,24 +32,26 @@ func lockKey(kind, key string) string {
 }
 
 // acquire takes the lock on dir/<kind>-<hash(key)>.lock without waiting.
-// It returns ErrBusy (wrapped) when another holder has it.
-func acquire(dir, kind, key string) (*Lock, error) {
+// It returns ErrBusy (wrapped) when another holder has it. name is what
+// messages call it: the key holds a NUL between its parts, which a
+// message must not carry to a terminal or a JSON document.
+func acquire(dir, kind, key, name string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("loop: lock folder: %w", err)
 	}
 	p := filepath.Join(dir, lockKey(kind, key))
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("loop: lock %s: %w", key, err)
+		return nil, fmt.Errorf("loop: lock %s: %w", name, err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s: %w", key, ErrBusy)
+			return nil, fmt.Errorf("%s: %w", name, ErrBusy)
 		}
-		return nil, fmt.Errorf("loop: lock %s: %w", key, err)
+		return nil, fmt.Errorf("loop: lock %s: %w", name, err)
 	}
-	return &Lock{f: f, Name: key}, nil
+	return &Lock{f: f, Name: name}, nil
 }
 
 // Release drops the lock. Releasing nil or twice is harmless.
@@ -73,13 +76,13 @@ type Locks struct {
 // remote ref). Either held elsewhere gives ErrBusy and leaves nothing held.
 func LockCandidate(commonDir, branchRef, remoteKey string) (*Locks, error) {
 	dir := filepath.Join(commonDir, "failpass", "locks")
-	local, err := acquire(dir, "local-ref", commonDir+"\x00"+branchRef)
+	local, err := acquire(dir, "local-ref", commonDir+"\x00"+branchRef, branchRef+" of "+commonDir)
 	if err != nil {
 		return nil, err
 	}
 	ls := &Locks{local: local}
 	if remoteKey != "" {
-		remote, err := acquire(dir, "remote-target", commonDir+"\x00"+remoteKey)
+		remote, err := acquire(dir, "remote-target", commonDir+"\x00"+remoteKey, "the pull request's head "+strings.ReplaceAll(remoteKey, "\x00", " "))
 		if err != nil {
 			local.Release()
 			return nil, err
