@@ -59,7 +59,12 @@ func EnterCandidate(repo *gitx.Repo, base *sandbox.Policy) (*Candidate, error) {
 // DiskAreas are the candidate's private folders, which count towards
 // each of its runs' disk cap (run.DiskCap): its cache layers and, with
 // the sandbox off, the private caches Env points the tools at.
-func (c *Candidate) DiskAreas() []string { return []string{c.cache.Dir} }
+func (c *Candidate) DiskAreas() []string { return c.cache.Areas() }
+
+// Over makes c's runs read what the runs of prebuilt (the same
+// candidate's prebuild side) compiled, beneath their own layer
+// (sandbox.CandidateCache.Over). prebuilt must outlive c.
+func (c *Candidate) Over(prebuilt *Candidate) { c.cache.Over(prebuilt.cache) }
 
 // Uncontained says the candidate's runs have no sandbox (--sandbox=off),
 // and so no overlay of a build cache: Env gives them private caches.

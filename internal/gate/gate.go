@@ -184,6 +184,9 @@ type gateRun struct {
 	// enterCandidate), nil on the base side.
 	candidate *Candidate
 	leaveSide func() // ends the candidate's side; nil on the base side
+	// prebuilt is the side the candidate's prebuild ran on, whose layer
+	// every patched run's side lies over (prebuild.go); nil without one.
+	prebuilt *Candidate
 	// canary is patch.canary's plan, made before the patched runs (see
 	// canary.go).
 	canary canaryPlan
@@ -719,6 +722,9 @@ func (g *gateRun) enterCandidate() error {
 			side.Policy.Hidden = append(slices.Clone(side.Policy.Hidden), dir)
 		}
 	}
+	if g.prebuilt != nil {
+		side.Over(g.prebuilt)
+	}
 	g.candidate = side
 	g.policy = side.Policy
 	if side.CacheKind != "" {
@@ -869,15 +875,24 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := g.enterCandidate(); err != nil {
+	prebuilt, err := g.prebuild(ctx)
+	if err != nil {
 		return err
+	}
+	defer g.dropPrebuilt()
+	if !prebuilt {
+		if err := g.enterCandidate(); err != nil {
+			return err
+		}
 	}
 	defer g.leaveCandidate()
 	order, err := g.runOrder()
 	if err != nil {
 		return err
 	}
-	first := true
+	// After a prebuild every run starts afresh, the first too: the
+	// prebuild's session and tree are not a run's.
+	first := !prebuilt
 	// start readies the tree for the next patched run: every run after
 	// the first starts afresh (one that shared an earlier run's tree,
 	// layer or session could find what it left and be neutered where the

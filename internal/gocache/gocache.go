@@ -1,7 +1,8 @@
-// Package gocache serves the go command a build cache in two layers over
-// its GOCACHEPROG protocol: a lower cache it only reads (a GOCACHE folder
-// the go command filled: a card's build cache, the user's own) and a
-// private upper folder where everything it writes goes.
+// Package gocache serves the go command a layered build cache over its
+// GOCACHEPROG protocol: lower caches it only reads (GOCACHE folders the
+// go command filled: a card's build cache, the user's own, what a
+// candidate's prebuild compiled) and a private upper folder where
+// everything it writes goes.
 //
 // It is the overlay of the sandbox's candidate cache without a mount:
 // where no mount namespace holds an overlay (--sandbox=off, namespaces
@@ -11,7 +12,7 @@
 // every run.
 //
 // The go command starts the program given in GOCACHEPROG; failpass is
-// that program when started as `failpass __gocache LOWER UPPER` (Env),
+// that program when started as `failpass __gocache LOWER... UPPER` (Env),
 // answered in this package's init so that nothing else of failpass
 // starts. Go before 1.24 ignores GOCACHEPROG and uses GOCACHE, which Env
 // points at a private folder: cold, never shared.
@@ -36,8 +37,9 @@ import (
 const ProgArg = "__gocache"
 
 func init() {
-	if len(os.Args) == 4 && os.Args[1] == ProgArg {
-		if err := Serve(os.Stdin, os.Stdout, os.Args[2], os.Args[3]); err != nil {
+	if len(os.Args) >= 4 && os.Args[1] == ProgArg {
+		n := len(os.Args)
+		if err := Serve(os.Stdin, os.Stdout, os.Args[2:n-1], os.Args[n-1]); err != nil {
 			fmt.Fprintln(os.Stderr, "failpass: go build cache:", err)
 			os.Exit(1)
 		}
@@ -46,15 +48,19 @@ func init() {
 }
 
 // Env is the environment that gives a go command the layered cache: read
-// from lower (a GOCACHE folder; "" for none), write to upper, and keep
+// from lowers (GOCACHE folders, the first found first; "" for none),
+// write to upper, and keep
 // its own folder (what the go command stores beside the cache program:
 // the fuzzing corpus) in private. self is failpass's executable. ok is
 // false when GOCACHEPROG cannot name it (a path with both kinds of
 // quote); the caller's cache is then the private one alone.
-func Env(self, lower, upper, private string) (env []string, ok bool) {
+func Env(self string, lowers []string, upper, private string) (env []string, ok bool) {
 	env = []string{"GOCACHE=" + private}
+	if len(lowers) == 0 {
+		lowers = []string{""}
+	}
 	var words []string
-	for _, w := range []string{self, ProgArg, lower, upper} {
+	for _, w := range append(append([]string{self, ProgArg}, lowers...), upper) {
 		q, ok := quote(w)
 		if !ok {
 			return env, false
@@ -106,13 +112,20 @@ type response struct {
 const hashSize = 32
 
 // Serve answers the go command's requests from r on w until it asks to
-// close or r ends. A get looks in upper, then in lower; a put writes
-// upper. Both folders use the go command's own layout, so upper is a
-// GOCACHE folder itself. Lower is never written.
-func Serve(r io.Reader, w io.Writer, lower, upper string) error {
-	if upper == "" || !filepath.IsAbs(upper) || lower != "" && !filepath.IsAbs(lower) {
+// close or r ends. A get looks in upper, then in each of lowers in turn
+// ("" is none); a put writes upper. Every folder uses the go command's
+// own layout, so upper is a GOCACHE folder itself, and can be another
+// run's lower. Lowers are never written.
+func Serve(r io.Reader, w io.Writer, lowers []string, upper string) error {
+	if upper == "" || !filepath.IsAbs(upper) {
 		return errors.New("the cache folders must be absolute paths")
 	}
+	for _, l := range lowers {
+		if l != "" && !filepath.IsAbs(l) {
+			return errors.New("the cache folders must be absolute paths")
+		}
+	}
+	layers := append([]string{upper}, lowers...)
 	if err := os.MkdirAll(upper, 0o700); err != nil {
 		return err
 	}
@@ -146,12 +159,13 @@ func Serve(r io.Reader, w io.Writer, lower, upper string) error {
 		res := response{ID: req.ID}
 		switch req.Command {
 		case "get":
-			if e, ok := lookup(upper, req.ActionID); ok {
-				res.fill(e)
-			} else if e, ok := lookup(lower, req.ActionID); ok {
-				res.fill(e)
-			} else {
-				res.Miss = true
+			res.Miss = true
+			for _, dir := range layers {
+				if e, ok := lookup(dir, req.ActionID); ok {
+					res.fill(e)
+					res.Miss = false
+					break
+				}
 			}
 		case "put":
 			path, err := put(upper, req, in)

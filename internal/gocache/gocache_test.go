@@ -154,7 +154,7 @@ func TestLayers(t *testing.T) {
 	fixed := module(t, "return a + b")
 	upper := filepath.Join(t.TempDir(), "upper")
 	private := filepath.Join(t.TempDir(), "private")
-	env, ok := Env(self, lower, upper, private)
+	env, ok := Env(self, []string{lower}, upper, private)
 	if !ok {
 		t.Fatalf("Env(%q) could not name the program", self)
 	}
@@ -254,7 +254,7 @@ func TestServe(t *testing.T) {
 		getReq(6, act(3)) + getReq(7, act(4)) + getReq(8, []byte("short")) + `{"ID":9,"Command":"frob"}` + "\n" +
 		`{"ID":11,"Command":"put","ActionID":"AAAA","BodySize":3}` + "\n\n\"YWJj\"\n" + getReq(12, act(9)) + `{"ID":10,"Command":"close"}` + "\n"
 	var out bytes.Buffer
-	if err := Serve(strings.NewReader(in), &out, lower, upper); err != nil {
+	if err := Serve(strings.NewReader(in), &out, []string{lower}, upper); err != nil {
 		t.Fatal(err)
 	}
 	rs := responses(t, out.String())
@@ -301,6 +301,48 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// TestServeLowers: a get looks in upper, then in each lower in the order
+// given: a prebuild's layer above the card's cache hides the card's entry
+// for the same action, and an action only the card's cache has is found
+// there.
+func TestServeLowers(t *testing.T) {
+	middle, card, upper := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "upper")
+	act := func(b byte) []byte { return bytes.Repeat([]byte{b}, hashSize) }
+	entry := func(dir string, action []byte, body string) {
+		out := sha256.Sum256([]byte(body))
+		for p, s := range map[string]string{
+			fileName(dir, out[:], "d"): body,
+			fileName(dir, action, "a"): fmt.Sprintf("v1 %x %x %20d %20d\n", action, out[:], len(body), 1),
+		} {
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	entry(middle, act(1), "from the prebuild")
+	entry(card, act(1), "from the card")
+	entry(card, act(2), "only the card")
+	in := getReq(1, act(1)) + getReq(2, act(2)) + getReq(3, act(3)) + `{"ID":4,"Command":"close"}` + "\n"
+	var out bytes.Buffer
+	if err := Serve(strings.NewReader(in), &out, []string{"", middle, card}, upper); err != nil {
+		t.Fatal(err)
+	}
+	byID := map[int64]response{}
+	for _, r := range responses(t, out.String())[1:] {
+		byID[r.ID] = r
+	}
+	if r := byID[1]; r.Miss || !strings.HasPrefix(r.DiskPath, middle) {
+		t.Errorf("get of an action both lowers hold: %+v, want the first lower's", r)
+	}
+	if r := byID[2]; r.Miss || !strings.HasPrefix(r.DiskPath, card) {
+		t.Errorf("get of an action only the second lower holds: %+v", r)
+	}
+	if r := byID[3]; !r.Miss {
+		t.Errorf("get of an action no layer holds: %+v, want a miss", r)
+	}
+}
+
 // TestServeHostile: input that breaks the protocol ends Serve with an
 // error, never a panic or a file outside upper.
 func TestServeHostile(t *testing.T) {
@@ -314,7 +356,7 @@ func TestServeHostile(t *testing.T) {
 			dir := t.TempDir()
 			upper := filepath.Join(dir, "upper")
 			var out bytes.Buffer
-			if err := Serve(strings.NewReader(in), &out, "", upper); err == nil {
+			if err := Serve(strings.NewReader(in), &out, nil, upper); err == nil {
 				t.Errorf("Serve accepted it; responses:\n%s", out.String())
 			}
 			entries, _ := os.ReadDir(dir)
@@ -329,7 +371,7 @@ func TestServeHostile(t *testing.T) {
 			})
 		})
 	}
-	if err := Serve(strings.NewReader(""), &bytes.Buffer{}, "relative", "/abs"); err == nil {
+	if err := Serve(strings.NewReader(""), &bytes.Buffer{}, []string{"relative"}, "/abs"); err == nil {
 		t.Error("a relative lower folder was accepted")
 	}
 }
@@ -359,7 +401,7 @@ func FuzzServe(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		dir := t.TempDir()
 		upper := filepath.Join(dir, "upper")
-		Serve(strings.NewReader(in), io.Discard, "", upper)
+		Serve(strings.NewReader(in), io.Discard, nil, upper)
 		if entries, _ := os.ReadDir(dir); len(entries) > 1 {
 			t.Errorf("Serve wrote beside upper: %v", entries)
 		}

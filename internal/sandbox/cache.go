@@ -189,9 +189,49 @@ type CandidateCache struct {
 	// work folders, or the private cold cache.
 	Dir string
 
+	// below is a prebuild's cache of the same candidate (Over): its
+	// layer lies beneath this one's, above Lower.
+	below *CandidateCache
+
 	shared *lockedfile.File // Lower's lock, held shared
 	owner  *lockedfile.File // Dir's lock, held while the candidate lives (see RemoveOldCaches)
 	closed bool
+}
+
+// Over puts what the runs of prebuilt, a cache of the same card's build
+// cache, wrote beneath c's own layer: c's runs read it and never write
+// it. The gate's prebuild compiles a candidate's packages once, with
+// nothing but the go command running, so that the candidate's patched
+// runs, each on a fresh layer of its own, all find them built (see
+// gate's prebuild). prebuilt must outlive c.
+func (c *CandidateCache) Over(prebuilt *CandidateCache) { c.below = prebuilt }
+
+// middle is the overlay layer c's runs see beneath their own: below's
+// upper folder; "" for none.
+func (c *CandidateCache) middle() string {
+	if c.below == nil {
+		return ""
+	}
+	return c.below.upper()
+}
+
+// goLowers are the go command's caches beneath c's own layer where no
+// overlay serves it (GoEnv), first found first: below's layer, then
+// lower.
+func (c *CandidateCache) goLowers(lower string) []string {
+	if c.below == nil {
+		return []string{lower}
+	}
+	return []string{c.below.goUpper(), lower}
+}
+
+// Areas are the folders c's runs fill: its own, and below's, which
+// their disk cap counts too.
+func (c *CandidateCache) Areas() []string {
+	if c.below == nil {
+		return []string{c.Dir}
+	}
+	return []string{c.Dir, c.below.Dir}
 }
 
 // OpenCandidateCache makes a candidate's private folder under the
@@ -243,6 +283,10 @@ func (c *CandidateCache) upper() string { return filepath.Join(c.Dir, "upper") }
 func (c *CandidateCache) work() string  { return filepath.Join(c.Dir, "work") }
 func (c *CandidateCache) cold() string  { return filepath.Join(c.Dir, "cold") }
 
+// goUpper is the layer the go command writes through failpass where no
+// overlay serves it (GoEnv).
+func (c *CandidateCache) goUpper() string { return filepath.Join(c.cold(), "go-upper") }
+
 // goWork is where go keeps its work folder (GOTMPDIR) in the
 // candidate's runs: outside every folder a test binary may write (see
 // testExec), as the test binaries go links there are.
@@ -254,9 +298,10 @@ func (c *CandidateCache) goWork() string { return filepath.Join(c.Dir, "gowork")
 func (c *CandidateCache) Cold() string { return c.cold() }
 
 // GoEnv is the environment that gives the candidate's go command the
-// build cache lower (a GOCACHE folder; "" for none) read-only, with a
-// private upper layer in the candidate's cold folder (which its runs may
-// write, and share): the overlay without a mount, through failpass as
+// build cache lower (a GOCACHE folder; "" for none) read-only, beneath
+// the prebuild's layer if any (Over), with a private upper layer in the
+// candidate's cold folder (which its runs may write, and share): the
+// overlay without a mount, through failpass as
 // the go command's cache program (package gocache). layered is false
 // when failpass cannot name itself there; the go command's cache is then
 // the cold one alone, as it is for a go before 1.24, which ignores
@@ -267,23 +312,23 @@ func (c *CandidateCache) GoEnv(lower string) (env []string, layered bool) {
 	if self == "" {
 		return []string{"GOCACHE=" + private}, false
 	}
-	return gocache.Env(self, lower, filepath.Join(c.cold(), "go-upper"), private)
+	return gocache.Env(self, c.goLowers(lower), c.goUpper(), private)
 }
 
 // cardGoEnv is GoEnv over the card's own GOCACHE, for a contained run
 // that no overlay serves (no mount namespace, off Linux): env replaces
-// the go command's cache settings, and lower is the folder the command
-// must be let read. layered false: as GoEnv, and env is nil.
-func (c *CandidateCache) cardGoEnv() (env []string, lower string, layered bool) {
+// the go command's cache settings, and lowers are the folders the
+// command must be let read. layered false: as GoEnv, and env is nil.
+func (c *CandidateCache) cardGoEnv() (env, lowers []string, layered bool) {
 	if c.Lower == "" {
-		return nil, "", false
+		return nil, nil, false
 	}
-	lower = filepath.Join(c.Lower, "go-build")
+	lower := filepath.Join(c.Lower, "go-build")
 	env, layered = c.GoEnv(lower)
 	if !layered {
-		return nil, "", false
+		return nil, nil, false
 	}
-	return env, lower, true
+	return env, c.goLowers(lower), true
 }
 
 // selfExe is the running failpass binary's path, "" when unknown.

@@ -640,9 +640,12 @@ func (h *helper) runCommand(report func(status)) int {
 // (the card's cache folder, read-only to the candidate) becomes an
 // overlay with the candidate's private Upper and Work folders, so every
 // write lands in the candidate's folder and the card's cache never
-// changes; the candidate's runs share Upper.
+// changes; the candidate's runs share Upper. Middle, when set, is a
+// layer between the two, read-only as Target is: the upper folder of
+// the candidate's prebuild (CandidateCache.Over).
 type cacheMount struct {
 	Target string `json:"target"`
+	Middle string `json:"middle,omitempty"`
 	Upper  string `json:"upper"`
 	Work   string `json:"work"`
 	Cold   string `json:"cold"` // the candidate's private cold cache, bound at Target where overlayfs fails
@@ -656,7 +659,11 @@ type cacheMount struct {
 // cache writable.
 func mountCache(m *cacheMount) (string, error) {
 	esc := func(p string) string { return strings.NewReplacer(`\`, `\\`, ",", `\,`, ":", `\:`).Replace(p) }
-	opts := "lowerdir=" + esc(m.Target) + ",upperdir=" + esc(m.Upper) + ",workdir=" + esc(m.Work) + ",index=off"
+	lower := esc(m.Target)
+	if m.Middle != "" {
+		lower = esc(m.Middle) + ":" + lower // the first is the uppermost
+	}
+	opts := "lowerdir=" + lower + ",upperdir=" + esc(m.Upper) + ",workdir=" + esc(m.Work) + ",index=off"
 	// The candidate's folder is reused by each of its runs in turn, and
 	// a finished run's mount may linger a moment: index=off allows that.
 	// Inside a user namespace overlayfs keeps its metadata in user.*

@@ -418,7 +418,7 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 		// the helper mounts in the command's mount namespace (or, where it
 		// cannot, the candidate's cold folder bound in its place).
 		pr.policy.CacheDir = cc.Lower
-		pr.cache = &cacheMount{Target: cc.Lower, Upper: cc.upper(), Work: cc.work(), Cold: cc.cold()}
+		pr.cache = &cacheMount{Target: cc.Lower, Middle: cc.middle(), Upper: cc.upper(), Work: cc.work(), Cold: cc.cold()}
 	case cc != nil:
 		// No mount namespace (or no card cache): the candidate's private
 		// folder is its cache, cold, but for the go command's, which reads
@@ -473,9 +473,9 @@ func (p *Policy) prepare(root string, base []string, withCgroups bool) (*Prepare
 		// No overlay to mount: the go command reads the card's cache
 		// through failpass instead, which the command may read (Landlock
 		// grants it; nothing grants a write) and run.
-		if goEnv, lower, layered := cc.cardGoEnv(); layered {
+		if goEnv, lowers, layered := cc.cardGoEnv(); layered {
 			pr.Env = withEnv(pr.Env, goEnv)
-			pr.readable = append(pr.readable, lower, selfExe())
+			pr.readable = append(append(pr.readable, lowers...), selfExe())
 			pr.Report.Cache = CacheGoLayered
 		}
 	}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# bench/real.sh: a warm gate of a real fix against the bare floor, for
+# one or two failpass binaries, interleaved in one run.
+#
+# The card is the one `card from-commit REV` writes (with the binary
+# given last), gated with its reference fix. The bare floor is what the
+# same work costs by hand with the user's warm caches: on a checkout of
+# the base, the fail and invariant commands, `git apply`, then the pass
+# and invariant commands, each as its argv. Each binary gates in a clone
+# of its own, warmed by one gate first; then each round runs the floor
+# and every binary's gate in turn. Prints the medians and the ratios.
+#
+#   bench/real.sh REPO REV [ROUNDS] [FAILPASS...]
+#
+# REPO is a git repository (a folder or URL), REV a fix commit (a code
+# change and the test that shows it), ROUNDS 5 by default; FAILPASS
+# defaults to a build of this checkout. For before and after, give two:
+#   git worktree add /tmp/old START && (cd /tmp/old && go build -o /tmp/fp-old ./cmd/failpass)
+#   bench/real.sh /work/.mirror/spf13+pflag/repo 298bcdf 5 /tmp/fp-old /tmp/fp-new
+set -euo pipefail
+src=${1:?usage: bench/real.sh REPO REV [ROUNDS] [FAILPASS...]}
+rev=${2:?usage: bench/real.sh REPO REV [ROUNDS] [FAILPASS...]}
+rounds=${3:-5}
+shift $(( $# < 3 ? $# : 3 ))
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bins=("$@")
+if [ ${#bins[@]} = 0 ]; then
+  go build -o "$work/failpass" "$here/../cmd/failpass"
+  bins=("$work/failpass")
+fi
+last=${bins[${#bins[@]}-1]}
+
+git clone -q "$src" "$work/card-repo"
+git -C "$work/card-repo" checkout -q "$rev"
+echo "card from-commit $rev ..."
+"$last" card from-commit "$rev" --repo "$work/card-repo" -o "$work/card.yml" --quiet >/dev/null
+diff=$work/card.reference.diff
+# from-commit keeps the base it made (the fix's parent with the fix's
+# tests) under refs/failpass/bases/: every clone fetches it from here.
+baseref=$(sed -n 's/^base_ref: "\(.*\)"$/\1/p' "$work/card.yml")
+base=$(git -C "$work/card-repo" rev-parse "$baseref")
+clone() {  # DIR: a clone of REPO that holds the card's base
+  git clone -q "$src" "$1"
+  git -C "$1" fetch -q "$work/card-repo" "+$baseref:$baseref"
+}
+
+# The card's commands, as argv lines (NUL-separated fields) for the floor.
+"$last" card canonical --card "$work/card.yml" > "$work/card.json"
+for c in fail pass invariant; do
+  python3 - "$work/card.json" "$c" > "$work/$c.argv" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))[sys.argv[2]]
+sys.stdout.write(c.get("workdir", ".") + "\0" + "\0".join(c["cmd"]))
+EOF
+done
+runargv() {  # FILE: run the argv in FILE in its workdir of the floor's tree
+  local -a f
+  mapfile -d '' f < "$1"
+  (cd "$work/floor/${f[0]}" && "${f[@]:1}" >/dev/null 2>&1) || true
+}
+clone "$work/floor"
+git -C "$work/floor" checkout -q "$base"
+floor() {
+  runargv "$work/fail.argv"; runargv "$work/invariant.argv"
+  git -C "$work/floor" apply "$diff"
+  runargv "$work/pass.argv"; runargv "$work/invariant.argv"
+  git -C "$work/floor" checkout -q -- . && git -C "$work/floor" clean -q -fdx
+}
+
+for i in "${!bins[@]}"; do
+  clone "$work/r$i"
+done
+gate() {  # I: gate the reference fix with binary I
+  "${bins[$1]}" gate --allow-unsigned --card "$work/card.yml" --diff "$diff" --repo "$work/r$1" --quiet > "$work/out.$1" 2>&1
+}
+echo "warming: the floor and each binary once ..."
+floor
+for i in "${!bins[@]}"; do
+  gate "$i" || { echo "bench: ${bins[$i]} did not pass:"; cat "$work/out.$i"; exit 1; }
+done
+
+ms() { local s=${EPOCHREALTIME//[.,]/}; "$@"; local e=${EPOCHREALTIME//[.,]/}; echo $(( (e - s) / 1000 )); }
+declare -A t
+for r in $(seq 1 "$rounds"); do
+  t[floor]+="$(ms floor) "
+  for i in "${!bins[@]}"; do
+    t[$i]+="$(ms gate "$i") "
+    grep -q '^GATE: PASS' "$work/out.$i" || { echo "bench: ${bins[$i]} did not pass:"; cat "$work/out.$i"; exit 1; }
+  done
+done
+median() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+mf=$(median "${t[floor]}")
+echo "$(basename "$src" .git) ${rev}: $rounds rounds, medians"
+echo "  floor: $mf ms  (${t[floor]% })"
+for i in "${!bins[@]}"; do
+  m=$(median "${t[$i]}")
+  awk -v m="$m" -v f="$mf" -v b="${bins[$i]}" -v all="${t[$i]% }" 'BEGIN { printf "  %s: %d ms, %.2fx the floor  (%s)\n", b, m, m/f, all }'
+done

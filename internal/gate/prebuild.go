@@ -1,0 +1,192 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/failpass/failpass/internal/card"
+)
+
+// The prebuild: a candidate's packages compiled once.
+//
+// Every patched run of a candidate starts on a cache layer of its own
+// (afresh): a layer an earlier run wrote would tell a later run from
+// the first, and the canary from the runs it guards. So each of them
+// compiled, vetted and linked the patched packages again, and a Go gate
+// on a real package cost two to four times its tests.
+//
+// The prebuild compiles them once, before the first patched run, into a
+// layer that every patched run then reads beneath its own, and none can
+// write (sandbox.CandidateCache.Over). It runs each patched command's
+// `go test` with `-exec` naming true(1): the go command compiles, vets
+// and links what the run will, and no test binary runs. Nothing but the
+// go toolchain runs in the prebuild, so what it writes is what the
+// toolchain makes of the candidate's tree, and no candidate code chooses
+// it. It builds the tree twice, with the canary's decoy and with the
+// canary in the oracle test, so every patched run, the canary's included
+// and whatever its place, finds the same layer, already whole, and
+// builds nothing but what the runs always build afresh (the link of its
+// test binaries): no run learns its place from what is built, or how
+// fast. The held-out run's tests are not built there: the layer is read
+// by every run, and the held-out tests are for the held-out run alone.
+//
+// Only a command the go command runs itself is prebuilt: `go test ...`
+// as the card's argv, without -exec or -toolexec of its own (they would
+// run other programs on the candidate's code). Anything else (a script,
+// make, cargo) runs as before. A prebuild that fails decides nothing:
+// the patched runs build what it did not, and say why.
+
+// prebuildRule is the name the prebuild's progress goes by: no rule,
+// since it decides nothing.
+const prebuildRule = "build"
+
+// prebuildCmds are the go test commands of the patched runs, each with
+// the oracle content it runs on (nil: the tree as it is), in the order
+// the prebuild runs them: the pass and invariant commands with the
+// decoy, then the canary's argv with the canary.
+func (g *gateRun) prebuildCmds() []prebuildCmd {
+	c := g.o.Card
+	var out []prebuildCmd
+	add := func(cmd card.Command, argv []string, content []byte) {
+		if !prebuildable(argv) {
+			return
+		}
+		for _, p := range out {
+			if slices.Equal(buildArgs(p.argv), buildArgs(argv)) && p.cmd.Workdir == cmd.Workdir && string(p.content) == string(content) {
+				return // it builds what p builds
+			}
+		}
+		out = append(out, prebuildCmd{cmd: cmd, argv: argv, content: content})
+	}
+	add(c.Pass, c.Pass.Cmd, g.decoy())
+	add(c.Invariant, c.Invariant.Cmd, g.decoy())
+	if g.canary.plan != nil {
+		add(c.Pass, g.canary.plan.Argv, g.canary.plan.Canary)
+	}
+	return out
+}
+
+type prebuildCmd struct {
+	cmd     card.Command // its workdir, env and timeout
+	argv    []string
+	content []byte // the oracle test's content for it; nil: as it is
+}
+
+// prebuildable says whether argv is `go test` that the go command runs
+// itself: no -exec or -toolexec naming another program.
+func prebuildable(argv []string) bool {
+	if len(argv) < 2 || argv[0] != "go" || argv[1] != "test" {
+		return false
+	}
+	for _, a := range argv[2:] {
+		if a == "-args" || a == "--args" {
+			break // what follows is the test binary's
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "exec" || name == "toolexec") {
+			return false
+		}
+	}
+	return true
+}
+
+// testOnly are go test's flags that only the test binary reads (which
+// tests run, how often, what they print), with whether each takes a
+// value: two commands that differ only in them build the same.
+var testOnly = map[string]bool{
+	"run": true, "skip": true, "count": true, "timeout": true, "parallel": true, "shuffle": true, "list": true, "cpu": true,
+	"v": false, "failfast": false, "short": false, "json": false, "fullpath": false,
+}
+
+// buildArgs is the go test argv without its testOnly flags: what
+// decides what the go command builds.
+func buildArgs(argv []string) []string {
+	var out []string
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		if a == "-args" || a == "--args" {
+			return append(out, argv[i:]...)
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takes, ok := testOnly[name]
+		if !strings.HasPrefix(a, "-") || !ok {
+			out = append(out, a)
+			continue
+		}
+		if takes && !hasValue {
+			i++ // its value is the next word
+		}
+	}
+	return out
+}
+
+// dryRun is argv with the go command told to run each test binary
+// through true(1): everything is built, nothing of the candidate runs. A
+// flag on the command line wins over GOFLAGS' -exec (the sandbox's test
+// wrapper). "" when there is no true(1).
+func dryRun(argv []string) []string {
+	t, err := exec.LookPath("true")
+	if err != nil || !filepath.IsAbs(t) || strings.ContainsAny(t, " \t\n'\"") {
+		return nil
+	}
+	return append([]string{argv[0], argv[1], "-exec=" + t}, argv[2:]...)
+}
+
+// prebuild runs the prebuild of the candidate in g.wt (see above) on a
+// candidate side of its own, which it keeps in g.prebuilt for the
+// patched runs' sides to lie over (enterCandidate). It runs only
+// contained: with the sandbox off nothing keeps a test from writing the
+// layer the next run reads. The tree is left with the last oracle
+// content written: every patched run starts afresh after it. ran says a
+// prebuild ran.
+func (g *gateRun) prebuild(ctx context.Context) (ran bool, err error) {
+	if g.policy == nil {
+		return false, nil
+	}
+	cmds := g.prebuildCmds()
+	if len(cmds) == 0 || dryRun(cmds[0].argv) == nil {
+		return false, nil
+	}
+	side, err := EnterCandidate(g.o.Repo, g.policy)
+	if err != nil {
+		return false, err
+	}
+	if g.o.Starting != nil {
+		g.o.Starting(prebuildRule)
+	}
+	base, basePolicy := g.candidate, g.policy
+	g.candidate, g.policy = side, side.Policy
+	defer func() {
+		g.candidate, g.policy = base, basePolicy
+		if g.o.Progress != nil {
+			g.o.Progress(Step{Rule: prebuildRule})
+		}
+	}()
+	for i, p := range cmds {
+		if err := g.setOracle(p.content); err != nil {
+			side.Close()
+			return false, err
+		}
+		logPath := filepath.Join(g.o.LogDir, fmt.Sprintf("patch-build.%d.log", i+1))
+		if _, err := g.runCmd(ctx, p.cmd, dryRun(p.argv), logPath); err != nil || ctx.Err() != nil {
+			// A run that could not start decides nothing here: the
+			// patched runs meet the same trouble and say so.
+			side.Close()
+			return false, ctx.Err()
+		}
+	}
+	g.prebuilt = side
+	return true, nil
+}
+
+// dropPrebuilt removes the prebuild's side once the patched runs ended.
+func (g *gateRun) dropPrebuilt() {
+	if g.prebuilt != nil {
+		g.prebuilt.Close()
+		g.prebuilt = nil
+	}
+}
