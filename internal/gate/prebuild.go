@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // The prebuild: a candidate's packages compiled once.
@@ -51,7 +53,7 @@ const prebuildRule = "build"
 func (g *gateRun) prebuildCmds() []prebuildCmd {
 	c := g.o.Card
 	var out []prebuildCmd
-	add := func(cmd card.Command, argv []string, content []byte) {
+	add := func(rule string, cmd card.Command, argv []string, content []byte) {
 		if !prebuildable(argv) {
 			return
 		}
@@ -60,17 +62,18 @@ func (g *gateRun) prebuildCmds() []prebuildCmd {
 				return // it builds what p builds
 			}
 		}
-		out = append(out, prebuildCmd{cmd: cmd, argv: argv, content: content})
+		out = append(out, prebuildCmd{rule: rule, cmd: cmd, argv: argv, content: content})
 	}
-	add(c.Pass, c.Pass.Cmd, g.decoy())
-	add(c.Invariant, c.Invariant.Cmd, g.decoy())
+	add(RulePatchPass, c.Pass, c.Pass.Cmd, g.decoy())
+	add(RulePatchInvariant, c.Invariant, c.Invariant.Cmd, g.decoy())
 	if g.canary.plan != nil {
-		add(c.Pass, g.canary.plan.Argv, g.canary.plan.Canary)
+		add(RulePatchCanary, c.Pass, g.canary.plan.Argv, g.canary.plan.Canary)
 	}
 	return out
 }
 
 type prebuildCmd struct {
+	rule    string       // the patched rule whose build it is
 	cmd     card.Command // its workdir, env and timeout
 	argv    []string
 	content []byte // the oracle test's content for it; nil: as it is
@@ -174,9 +177,15 @@ func (g *gateRun) prebuild(ctx context.Context) (ran bool, err error) {
 		}
 		logPath := filepath.Join(g.o.LogDir, fmt.Sprintf("patch-build.%d.log", i+1))
 		if _, err := g.runCmd(ctx, p.cmd, dryRun(p.argv), logPath); err != nil || ctx.Err() != nil {
-			// A run that could not start decides nothing here: the
-			// patched runs meet the same trouble and say so.
 			side.Close()
+			var ie *sandbox.IntegrityError
+			if errors.As(err, &ie) {
+				// failpass's own git could run what the run planted:
+				// nothing more runs (as runError decides for a rule).
+				return false, g.fail(p.rule, err.Error())
+			}
+			// Any other run that could not start decides nothing
+			// here: the patched runs meet the same trouble and say so.
 			return false, ctx.Err()
 		}
 	}
