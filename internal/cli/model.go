@@ -240,6 +240,9 @@ func runDraft(ctx context.Context, env *Env, args []string) error {
 		}
 		adapter = model.Confined(adapter, model.Confinement{Sandbox: &sandbox.Policy{Readable: grants.Read,
 			Role: &sandbox.Role{Network: grants.Network}}})
+		if short := sandbox.RoleShortfall(sandbox.Probe(), grants.Network); short != "" {
+			fmt.Fprintln(env.Stderr, "failpass: the model command runs "+short)
+		}
 	} else if model.Local(adapter) {
 		fmt.Fprintln(env.Stderr, "failpass: warning: --sandbox=off: the model command runs uncontained, as you")
 	}

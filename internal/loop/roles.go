@@ -113,12 +113,8 @@ func (e *engine) confine(a model.Adapter, role string, p *sandbox.Policy) (model
 		case !slices.Contains(rep.Features, string(sandbox.FeatLandlock)) && !slices.Contains(rep.Features, string(sandbox.FeatMountNS)):
 			verr = fmt.Errorf("%w: neither Landlock nor a mount namespace: %v", errNoIsolation, rep.Why)
 		default:
-			missing := slices.Clone(rep.Missing)
-			if p.Role != nil && p.Role.Network {
-				missing = slices.DeleteFunc(missing, func(l string) bool { return l == string(sandbox.Network) })
-			}
-			if len(missing) > 0 {
-				line := fmt.Sprintf("%s: contained without the %s layer(s): %s", role, strings.Join(missing, ", "), missingWhy(rep))
+			if short := sandbox.RoleShortfall(rep, p.Role != nil && p.Role.Network); short != "" {
+				line := role + ": " + short
 				e.logf("%s", line)
 				e.noteContainment(role, line)
 			}
@@ -139,27 +135,6 @@ func (e *engine) noteContainment(role, line string) {
 		}
 	}
 	e.containment = append(e.containment, line)
-}
-
-// missingWhy says briefly why the report's features are missing: each
-// distinct reason once, with the features it stands for.
-func missingWhy(r sandbox.Report) string {
-	by := map[string][]string{}
-	var reasons []string
-	for f, why := range r.Why {
-		if _, ok := by[why]; !ok {
-			reasons = append(reasons, why)
-		}
-		by[why] = append(by[why], f)
-	}
-	slices.Sort(reasons)
-	var out []string
-	for _, why := range reasons {
-		fs := by[why]
-		slices.Sort(fs)
-		out = append(out, strings.Join(fs, ", ")+": "+why)
-	}
-	return strings.Join(out, "; ")
 }
 
 // recordRole writes the record of a role process group that just started.
