@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -46,6 +48,67 @@ func TestBuildArgs(t *testing.T) {
 	} {
 		if slices.Equal(buildArgs(pass), buildArgs(other)) {
 			t.Errorf("buildArgs(%q) = buildArgs(%q): they build differently", other, pass)
+		}
+	}
+}
+
+// TestMergeBuilds: commands with the same build flags are one build of
+// all their packages; where a flag's value could read as a package, or
+// the flags differ, they stay two.
+func TestMergeBuilds(t *testing.T) {
+	for _, c := range []struct {
+		a, b []string
+		want []string // nil: not merged
+	}{
+		{[]string{"go", "test", "-count=1", "-run", "^TestA$", "./calc"}, []string{"go", "test", "-count=1", "-skip", "^TestA$", "./..."},
+			[]string{"go", "test", "./calc", "./..."}},
+		{[]string{"go", "test", "-race", "."}, []string{"go", "test", "-race", "./sub"}, []string{"go", "test", "-race", ".", "./sub"}},
+		{[]string{"go", "test", "-tags=x", "-run", "A"}, []string{"go", "test", "-tags=x", "./..."}, []string{"go", "test", "-tags=x", ".", "./..."}},
+		{[]string{"go", "test", "."}, []string{"go", "test", "-race", "."}, nil},
+		{[]string{"go", "test", "-tags", "x", "."}, []string{"go", "test", "-tags", "x", "./..."}, nil},
+		{[]string{"go", "test", ".", "-args", "-x"}, []string{"go", "test", "./..."}, nil},
+	} {
+		if got := mergeBuilds(c.a, c.b); !slices.Equal(got, c.want) {
+			t.Errorf("mergeBuilds(%q, %q) = %q, want %q", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestGoSourceAtLeast: a module's own Go source is counted from the
+// workdir's go.mod, without nested modules, vendor or testdata.
+func TestGoSourceAtLeast(t *testing.T) {
+	root := t.TempDir()
+	write := func(p string, n int) {
+		p = filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", 10)
+	write("a.go", 600)
+	write("pkg/b_test.go", 300)
+	write("pkg/notes.txt", 5000)
+	write("vendor/v/v.go", 5000)
+	write("pkg/testdata/t.go", 5000)
+	write(".git/x.go", 5000)
+	write("nested/go.mod", 10)
+	write("nested/n.go", 5000)
+	for _, c := range []struct {
+		workdir string
+		n       int64
+		want    bool
+	}{
+		{".", 900, true},
+		{".", 901, false},
+		{"pkg", 900, true}, // the module's root is above the workdir
+		{"nested", 5000, true},
+		{"nested", 5001, false},
+	} {
+		if got := goSourceAtLeast(root, c.workdir, c.n); got != c.want {
+			t.Errorf("goSourceAtLeast(%q, %d) = %v, want %v", c.workdir, c.n, got, c.want)
 		}
 	}
 }
