@@ -6,7 +6,9 @@
 # given last), gated with its reference fix. The bare floor is what the
 # same work costs by hand with the user's warm caches: on a checkout of
 # the base, the fail and invariant commands, `git apply`, then the pass
-# and invariant commands, each as its argv. Each binary gates in a clone
+# and invariant commands, each as its argv with the card's env. Each must
+# exit as the card expects, or the floor measured nothing and the bench
+# stops. Each binary gates in a clone
 # of its own, warmed by one gate first; then each round runs the floor
 # and every binary's gate in turn. Prints the medians and the ratios.
 #
@@ -46,19 +48,27 @@ clone() {  # DIR: a clone of REPO that holds the card's base
   git -C "$1" fetch -q "$work/card-repo" "+$baseref:$baseref"
 }
 
-# The card's commands, as argv lines (NUL-separated fields) for the floor.
+# The card's commands, as argv lines (NUL-separated fields) for the floor,
+# with the card's environment (a src layout's PYTHONPATH) through env(1).
 "$last" card canonical --card "$work/card.yml" > "$work/card.json"
 for c in fail pass invariant; do
   python3 - "$work/card.json" "$c" > "$work/$c.argv" <<'EOF'
 import json, sys
 c = json.load(open(sys.argv[1]))[sys.argv[2]]
-sys.stdout.write(c.get("workdir", ".") + "\0" + "\0".join(c["cmd"]))
+env = ["%s=%s" % kv for kv in sorted(c.get("env", {}).items())]
+argv = (["env"] + env if env else []) + c["cmd"]
+sys.stdout.write(c.get("workdir", ".") + "\0" + str(c.get("expect_exit", 0)) + "\0" + "\0".join(argv))
 EOF
 done
 runargv() {  # FILE: run the argv in FILE in its workdir of the floor's tree
   local -a f
   mapfile -d '' f < "$1"
-  (cd "$work/floor/${f[0]}" && "${f[@]:1}" >/dev/null 2>&1) || true
+  local rc=0
+  (cd "$work/floor/${f[0]}" && "${f[@]:2}" >/dev/null 2>&1) || rc=$?
+  if [ "$rc" != "${f[1]}" ]; then
+    echo "bench: the floor's $(basename "$1" .argv) command exited $rc, not ${f[1]}: ${f[*]:2}" >&2
+    exit 1
+  fi
 }
 clone "$work/floor"
 git -C "$work/floor" checkout -q "$base"
