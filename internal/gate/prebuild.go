@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/shellquote"
 )
 
 // The prebuild: a candidate's packages compiled once.
@@ -28,11 +30,13 @@ import (
 // write (sandbox.CandidateCache.Over). It runs each patched command's
 // `go test` with `-exec` naming true(1): the go command compiles, vets
 // and links what the run will, and no test binary runs. Nothing but the
-// go toolchain runs in the prebuild, so what it writes is what the
-// toolchain makes of the candidate's tree, and no candidate code chooses
-// it. It builds the tree twice, with the canary's decoy and with the
-// canary in the oracle test, so every patched run, the canary's included
-// and whatever its place, finds the same layer, already whole, and
+// go toolchain (and sh(1), which starts the builds together) runs in the
+// prebuild, so what it writes is what the toolchain makes of the
+// candidate's tree, and no candidate code chooses it. It builds the tree
+// twice, with the canary's decoy and with the canary in the oracle test
+// (at once where it can: prebuildRuns), so every patched run, the
+// canary's included and whatever its place, finds the same layer, already
+// whole, and
 // builds nothing but what the runs always build afresh (the link of its
 // test binaries): no run learns its place from what is built, or how
 // fast. The held-out run's tests are not built there: the layer is read
@@ -292,13 +296,18 @@ func (g *gateRun) prebuild(ctx context.Context) (ran bool, err error) {
 			g.o.Progress(Step{Rule: prebuildRule})
 		}
 	}()
-	for i, p := range cmds {
+	runs, err := g.prebuildRuns(cmds)
+	if err != nil {
+		side.Close()
+		return false, err
+	}
+	for i, p := range runs {
 		if err := g.setOracle(p.content); err != nil {
 			side.Close()
 			return false, err
 		}
 		logPath := filepath.Join(g.o.LogDir, fmt.Sprintf("patch-build.%d.log", i+1))
-		if _, err := g.runCmd(ctx, p.cmd, dryRun(p.argv), logPath); err != nil || ctx.Err() != nil {
+		if _, err := g.runCmd(ctx, p.cmd, p.argv, logPath); err != nil || ctx.Err() != nil {
 			side.Close()
 			var ie *sandbox.IntegrityError
 			if errors.As(err, &ie) {
@@ -313,6 +322,104 @@ func (g *gateRun) prebuild(ctx context.Context) (ran bool, err error) {
 	}
 	g.prebuilt = side
 	return true, nil
+}
+
+// overlayDir is the folder at the tree's top where the prebuild keeps
+// what go's -overlay reads: the canary's oracle test and the overlay's
+// JSON. go's ./... skips a folder whose name starts with a dot, and
+// every patched run starts on the tree without it (repatch).
+const overlayDir = ".failpass-prebuild"
+
+// prebuildRuns are the runs the prebuild makes of cmds: each its own
+// run, one after the other (the oracle test rewritten before each), or,
+// where they share a workdir and an environment, one run that starts
+// them all at once under sh(1): the tree holds the first's content (the
+// decoy), and a build of other content (the canary) reads its oracle
+// test through go's -overlay, which keys the build by the content it
+// read, never by the overlay, so the canary's run finds its packages
+// built. On two cores the pflag prebuild takes 2.0 s so, 2.6 s one
+// build after the other.
+func (g *gateRun) prebuildRuns(cmds []prebuildCmd) ([]prebuildCmd, error) {
+	seq := func() []prebuildCmd {
+		out := make([]prebuildCmd, len(cmds))
+		for i, p := range cmds {
+			out[i] = prebuildCmd{rule: p.rule, cmd: p.cmd, argv: dryRun(p.argv), content: p.content}
+		}
+		return out
+	}
+	sh := "/bin/sh"
+	if fi, err := os.Stat(sh); len(cmds) < 2 || err != nil || !fi.Mode().IsRegular() {
+		return seq(), nil
+	}
+	first := cmds[0]
+	for _, p := range cmds {
+		if p.cmd.Workdir != first.cmd.Workdir || !maps.Equal(p.cmd.Env, first.cmd.Env) || hasOverlay(p.argv) {
+			return seq(), nil
+		}
+	}
+	root, err := os.OpenRoot(g.wt.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if err := root.Mkdir(overlayDir, 0o755); err != nil {
+		return seq(), nil // the tree has one: never write into what it holds
+	}
+	rel := func(p string) (string, error) {
+		return filepath.Rel(filepath.FromSlash(first.cmd.Workdir), filepath.FromSlash(p))
+	}
+	var script []string
+	for i, p := range cmds {
+		argv := dryRun(p.argv)
+		if string(p.content) != string(first.content) {
+			content := fmt.Sprintf("%s/oracle.%d", overlayDir, i)
+			oracle, err := rel(g.canary.plan.File)
+			if err != nil {
+				return nil, err
+			}
+			backing, err := rel(content)
+			if err != nil {
+				return nil, err
+			}
+			js, err := json.Marshal(map[string]map[string]string{"Replace": {oracle: backing}})
+			if err != nil {
+				return nil, err
+			}
+			file := fmt.Sprintf("%s/overlay.%d.json", overlayDir, i)
+			if err := root.WriteFile(filepath.FromSlash(content), p.content, 0o644); err != nil {
+				return nil, err
+			}
+			if err := root.WriteFile(filepath.FromSlash(file), js, 0o644); err != nil {
+				return nil, err
+			}
+			overlay, err := rel(file)
+			if err != nil {
+				return nil, err
+			}
+			argv = slices.Insert(argv, 2, "-overlay="+overlay)
+		}
+		script = append(script, shellquote.Join(argv)+" & p"+fmt.Sprint(i)+"=$!")
+	}
+	script = append(script, "rc=0")
+	for i := range cmds {
+		script = append(script, fmt.Sprintf("wait $p%d || rc=1", i))
+	}
+	script = append(script, "exit $rc")
+	return []prebuildCmd{{rule: first.rule, cmd: first.cmd, content: first.content,
+		argv: []string{sh, "-c", strings.Join(script, "\n")}}}, nil
+}
+
+// hasOverlay says whether a go test argv gives -overlay itself.
+func hasOverlay(argv []string) bool {
+	for _, a := range argv[2:] {
+		if a == "-args" || a == "--args" {
+			break
+		}
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "overlay" {
+			return true
+		}
+	}
+	return false
 }
 
 // dropPrebuilt removes the prebuild's side once the patched runs ended.
