@@ -2,19 +2,17 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/fromcommit"
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/logdir"
 	"github.com/failpass/failpass/internal/pathglob"
 	"github.com/failpass/failpass/internal/python"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -77,7 +75,7 @@ func runCardFromCommit(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 	}
-	logDir, err := fromCommitLogDir(repo)
+	logDir, err := logdir.New(repo.StateDir(), "from-commit")
 	if err != nil {
 		return err
 	}
@@ -207,18 +205,6 @@ func commitSubject(ctx context.Context, repo *gitx.Repo, rev string) string {
 		s = s[:100]
 	}
 	return strings.ToValidUTF8(s, "")
-}
-
-// fromCommitLogDir makes a fresh folder for this build's test logs under
-// <git common dir>/failpass/logs.
-func fromCommitLogDir(repo *gitx.Repo) (string, error) {
-	var b [4]byte
-	rand.Read(b[:])
-	dir := repo.StateDir("logs", "from-commit-"+time.Now().UTC().Format("20060102T150405Z")+"-"+hex.EncodeToString(b[:]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("log folder: %w", err)
-	}
-	return dir, nil
 }
 
 // printUnusable says why the commit makes no card. The cause and hints

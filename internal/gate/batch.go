@@ -12,6 +12,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/logdir"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
@@ -251,7 +252,7 @@ func (b *Batch) sandboxReport(on bool) sandbox.Report {
 func (b *Batch) logDir(name string) (string, error) {
 	b.logOnce.Do(func() {
 		if b.logRoot == "" {
-			b.logRoot, b.logErr = NewLogDir(b.repo)
+			b.logRoot, b.logErr = logdir.New(b.repo.StateDir(), "")
 		}
 	})
 	if b.logErr != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/logdir"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -111,7 +112,7 @@ func Prepare(ctx context.Context, repo *gitx.Repo, cfg Config, cp *CardPolicy, g
 	if base == "" {
 		return nil
 	}
-	logDir, err := gate.NewLogDir(repo)
+	logDir, err := logdir.New(repo.StateDir(), "")
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/logdir"
 	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -616,6 +617,6 @@ func jsonOf(v any) json.RawMessage {
 // logDir is where the loop keeps validation and attempt logs.
 func (e *engine) logDir() string {
 	d := filepath.Join(e.store.Dir, "logs")
-	os.MkdirAll(d, 0o755)
+	os.MkdirAll(d, logdir.Mode) // private, as every log folder is
 	return d
 }

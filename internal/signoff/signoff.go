@@ -8,7 +8,6 @@ package signoff
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -23,6 +22,7 @@ import (
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/heldout"
+	"github.com/failpass/failpass/internal/logdir"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/version"
@@ -410,17 +410,8 @@ func exitCode(r run.Result) int {
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
 
-// logDir makes a fresh folder for this signing's command logs under
-// <git common dir>/failpass/logs.
-func logDir(repo *gitx.Repo) (string, error) {
-	var b [4]byte
-	rand.Read(b[:])
-	dir := repo.StateDir("logs", "sign-"+time.Now().UTC().Format("20060102T150405Z")+"-"+hex.EncodeToString(b[:]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("log folder: %w", err)
-	}
-	return dir, nil
-}
+// logDir makes a fresh folder for this signing's command logs.
+func logDir(repo *gitx.Repo) (string, error) { return logdir.New(repo.StateDir(), "sign") }
 
 // ReferenceDigest is how signoff.reference names a reference fix: the
 // SHA-256 of its bytes as given, like a gate's diff_digest.
