@@ -337,8 +337,8 @@ const overlayDir = ".failpass-prebuild"
 // decoy), and a build of other content (the canary) reads its oracle
 // test through go's -overlay, which keys the build by the content it
 // read, never by the overlay, so the canary's run finds its packages
-// built. On two cores the pflag prebuild takes 2.0 s so, 2.6 s one
-// build after the other.
+// built. On two cores pflag's two builds take 2.0 s together, 2.6 s
+// one after the other.
 func (g *gateRun) prebuildRuns(cmds []prebuildCmd) ([]prebuildCmd, error) {
 	seq := func() []prebuildCmd {
 		out := make([]prebuildCmd, len(cmds))
