@@ -142,7 +142,7 @@ func cmdGowarm(ts *testscript.TestScript, neg bool, args []string) {
 			if base == "" {
 				ts.Fatalf("gowarm: the base %s of %s is not a commit in %s", c.BaseRev(), path, args[0])
 			}
-			dsts = append(dsts, filepath.Join(gate.BuildCacheDir(repo, c, base, gate.DefaultEnv(ts.Getenv)), "go-build"))
+			dsts = append(dsts, filepath.Join(gate.Bound{Repo: repo, Card: c, Base: base, Env: gate.DefaultEnv(ts.Getenv)}.CacheDir(), "go-build"))
 		}
 	}
 	for _, dst := range dsts {

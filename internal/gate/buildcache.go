@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gitx"
-	"github.com/failpass/failpass/internal/sandbox"
 )
 
 // buildCacheFormat is part of every build cache key: a new format gives
@@ -77,9 +75,3 @@ func BuildCacheKey(c *card.Card, base string, envOf func(card.Command) []string)
 // TERM differs between a terminal and CI (a maintainer signs at one, a
 // pipeline gates at the other).
 var buildCacheIgnores = map[string]bool{"TERM": true, "TMPDIR": true, "GOCACHE": true}
-
-// BuildCacheDir is the folder of the build cache BuildCacheKey names, in
-// repo's state.
-func BuildCacheDir(repo *gitx.Repo, c *card.Card, base string, envOf func(card.Command) []string) string {
-	return sandbox.BuildCacheDir(repo.CommonDir, BuildCacheKey(c, base, envOf))
-}

@@ -659,14 +659,12 @@ func (g *gateRun) basePolicy() *sandbox.Policy {
 		p = *g.o.Policy
 	}
 	p.Candidate = nil
-	p.CacheDir = BuildCacheDir(g.o.Repo, g.o.Card, g.base, g.o.Env)
+	bound := Bound{Repo: g.o.Repo, Card: g.o.Card, Base: g.base, Env: g.o.Env}
+	p.CacheDir, p.Deps = bound.CacheDir(), bound.DepsDir() // Deps: read-only to every run but the prepare command's
 	if dir, why := g.heldOutSecret(); dir != "" && why == "" {
 		// Every card command, base and candidate alike (a candidate's
 		// side copies this policy): none reads the expected output.
 		p.Secret = append(slices.Clone(p.Secret), dir)
-	}
-	if g.o.Card.Prepare != nil {
-		p.Deps = sandbox.DepsDir(p.CacheDir) // read-only to every run but the prepare command's
 	}
 	return &p
 }

@@ -86,15 +86,6 @@ func (e *PrepareError) Hints() []string {
 	}
 }
 
-// DepsDir is the card's dependency folder for base in repo's state, or
-// "" when the card has no prepare command.
-func DepsDir(repo *gitx.Repo, c *card.Card, base string, envOf func(card.Command) []string) string {
-	if c.Prepare == nil {
-		return ""
-	}
-	return sandbox.DepsDir(BuildCacheDir(repo, c, base, envOf))
-}
-
 // RunPrepare runs the card's prepare command unless the card has none or
 // an earlier run for the same build cache key succeeded. Its failure is
 // a *PrepareError.

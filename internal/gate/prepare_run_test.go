@@ -51,7 +51,7 @@ func TestPrepareContained(t *testing.T) {
 	if v, err := b.Gate(ctx, o); err != nil || v.Verdict != Pass {
 		t.Fatalf("Batch.Gate = %v, %v; want a pass", v, err)
 	}
-	deps := DepsDir(repo, c, base, DefaultEnv(os.Getenv))
+	deps := Bound{Repo: repo, Card: c, Base: base, Env: DefaultEnv(os.Getenv)}.DepsDir()
 	if b, _ := os.ReadFile(filepath.Join(deps, "runs")); string(b) != "run\n" {
 		t.Errorf("prepare runs = %q, want one", b)
 	}
@@ -67,7 +67,7 @@ func TestPrepareContained(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Result != "exit 3" || !strings.HasSuffix(pe.Log, "prepare.log") {
 		t.Fatalf("Run(failing prepare) = %v, want a *PrepareError for exit 3", err)
 	}
-	if sandbox.DepsReady(DepsDir(repo, &bad, base, DefaultEnv(os.Getenv))) {
+	if sandbox.DepsReady(Bound{Repo: repo, Card: &bad, Base: base, Env: DefaultEnv(os.Getenv)}.DepsDir()) {
 		t.Errorf("a failed prepare command left its folder marked done")
 	}
 }

@@ -35,7 +35,7 @@ func TestWarmCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	cacheDir := BuildCacheDir(repo, c, base, DefaultEnv(os.Getenv))
+	cacheDir := Bound{Repo: repo, Card: c, Base: base, Env: DefaultEnv(os.Getenv)}.CacheDir()
 	o := PrepareOptions{Repo: repo, Card: c, Base: base, Env: DefaultEnv(os.Getenv),
 		Policy: &sandbox.Policy{CacheDir: cacheDir}, LogDir: t.TempDir()}
 	runs := filepath.Join(cacheDir, "go-build", "runs")

@@ -33,11 +33,13 @@ func NewConfig(ctx context.Context, repo *gitx.Repo, st *Settings, cp *CardPolic
 		// Without a card it has a private cold cache.
 		cfg.Sandbox = &sandbox.Policy{}
 		if cp != nil {
-			cfg.Sandbox.CacheDir = gate.BuildCacheDir(repo, cp.Card, cardBase(ctx, repo, cp), gate.DefaultEnv(getenv))
-			if cp.Card.Prepare != nil && cardBase(ctx, repo, cp) != "" {
-				// What the card's prepare command fetched (loopPrepare),
+			base := cardBase(ctx, repo, cp)
+			bound := gate.Bound{Repo: repo, Card: cp.Card, Base: base, Env: gate.DefaultEnv(getenv)}
+			cfg.Sandbox.CacheDir = bound.CacheDir()
+			if base != "" {
+				// What the card's prepare command fetched (Prepare),
 				// read-only.
-				cfg.Sandbox.Deps = sandbox.DepsDir(cfg.Sandbox.CacheDir)
+				cfg.Sandbox.Deps = bound.DepsDir()
 			}
 		}
 	}

@@ -159,10 +159,7 @@ func Base(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
 func Run(ctx context.Context, o Options) (*Result, error) {
 	var policy *sandbox.Policy
 	if o.Sandbox == gate.SandboxOn {
-		policy = &sandbox.Policy{CacheDir: gate.BuildCacheDir(o.Repo, o.Card, o.Base, o.Env)}
-		if o.Card.Prepare != nil {
-			policy.Deps = sandbox.DepsDir(policy.CacheDir)
-		}
+		policy = gate.Bound{Repo: o.Repo, Card: o.Card, Base: o.Base, Env: o.Env}.Policy()
 	}
 	if err := prepare(ctx, o, policy); err != nil {
 		return nil, err
