@@ -136,10 +136,11 @@ func cardBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error
 	sha, err := gate.ResolveBase(ctx, repo, c)
 	var be *gate.BaseError
 	if errors.As(err, &be) {
-		if be.Resolved != "" {
-			return "", Errorf("the card's %v", be)
+		e := Errorf("the card's %v", be)
+		if be.Resolved == "" {
+			e = e.Hint("or run from the repository the card is for (--repo DIR)")
 		}
-		return "", Errorf("the card's base %q is not a commit in %s", be.Rev, repo.Dir).Hint("fetch the base, or run from the repository the card is for (--repo DIR)")
+		return "", e
 	}
 	return sha, err
 }

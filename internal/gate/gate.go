@@ -420,51 +420,55 @@ func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
 		}
 	}
 	if c.BaseSHA != "" && sha != c.BaseSHA {
-		return "", g.fail(RuleCardBase, (&BaseError{Rev: c.BaseSHA, Resolved: sha}).Error())
+		return "", g.fail(RuleCardBase, (&BaseError{Field: "base_sha", Rev: c.BaseSHA, Resolved: sha}).Error())
 	}
 	return sha, nil
 }
 
 // ResolveBase is the card's base commit in repo: base_sha when signed in,
 // else base_ref resolved once. Every command that needs a card's base
-// asks here. A base that is not a commit in repo, or a base_sha that
-// resolves to another commit, is a *BaseError.
+// asks here, and says what went wrong in BaseError's words. A base that
+// is not a commit in repo, or a base_sha that resolves to another
+// commit, is a *BaseError.
 func ResolveBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
-	want := c.BaseRev()
+	want, field := c.BaseRev(), "base_ref"
+	if c.BaseSHA != "" {
+		field = "base_sha"
+	}
 	sha, err := repo.Commit(ctx, want)
 	if err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) {
-			return "", &BaseError{Rev: want, Dir: repo.Dir, fetch: MissingBase(ctx, repo, want)}
+			return "", &BaseError{Field: field, Rev: want, Dir: repo.Dir, fetch: fetchCommand(ctx, repo, want)}
 		}
 		return "", err
 	}
 	if c.BaseSHA != "" && sha != c.BaseSHA {
-		return "", &BaseError{Rev: c.BaseSHA, Resolved: sha}
+		return "", &BaseError{Field: field, Rev: c.BaseSHA, Resolved: sha}
 	}
 	return sha, nil
 }
 
-// BaseError is a card's base that does not hold in a repository: Rev is
-// not a commit in the repository at Dir, or, with Resolved set, the
-// card's base_sha Rev resolves to another commit.
+// BaseError is a card's base that does not hold in a repository: the
+// card's Field (base_sha or base_ref) names Rev, which is not a commit in
+// the repository at Dir, or, with Resolved set, the card's base_sha Rev
+// resolves to another commit.
 type BaseError struct {
-	Rev, Dir string
-	Resolved string
-	fetch    string // MissingBase's sentence, with the command that fetches Rev
+	Field, Rev, Dir string
+	Resolved        string
+	fetch           string // the git command that fetches Rev
 }
 
 func (e *BaseError) Error() string {
 	if e.Resolved != "" {
-		return fmt.Sprintf("base_sha %s resolves to %s", e.Rev, e.Resolved)
+		return fmt.Sprintf("%s %s resolves to %s", e.Field, e.Rev, e.Resolved)
 	}
-	return e.fetch
+	return fmt.Sprintf("%s %q is not a commit in the repository at %s; fetch it: %s", e.Field, e.Rev, e.Dir, e.fetch)
 }
 
-// MissingBase says that rev is not a commit in repo: which repository was
-// looked in, and the git command that fetches it (from the repository's
-// "origin", else its first remote, else a placeholder).
-func MissingBase(ctx context.Context, repo *gitx.Repo, rev string) string {
+// fetchCommand is the git command that fetches rev into repo (from the
+// repository's "origin", else its first remote, else a placeholder).
+func fetchCommand(ctx context.Context, repo *gitx.Repo, rev string) string {
 	remote := "<remote>"
 	if out, err := repo.Git(ctx, "remote"); err == nil {
 		names := strings.Fields(string(out))
@@ -477,8 +481,7 @@ func MissingBase(ctx context.Context, repo *gitx.Repo, rev string) string {
 			}
 		}
 	}
-	return fmt.Sprintf("base %q is not a commit in the repository at %s; fetch it: git -C %s fetch %s %s",
-		rev, repo.Dir, repo.Dir, remote, rev)
+	return fmt.Sprintf("git -C %s fetch %s %s", repo.Dir, remote, rev)
 }
 
 // diffRules reads the diff (diff.parse, diff.path), judges the budget

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/failpass/failpass/internal/budget"
@@ -39,9 +40,13 @@ func NewCardPolicy(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath 
 	if c.BaseSHA == "" {
 		// An unsigned card: its base_ref, resolved now, is the base.
 		sha, err := gate.ResolveBase(ctx, repo, c)
-		if c.BaseRef == "" || err != nil {
-			return nil, &InputError{Msg: fmt.Sprintf("card %s has no base_sha and its base_ref %q does not resolve", cardPath, c.BaseRef),
-				Hint: "sign the card (failpass card sign) or give a base_ref that names a commit here"}
+		var be *gate.BaseError
+		if errors.As(err, &be) {
+			return nil, &InputError{Msg: fmt.Sprintf("card %s: %v", cardPath, be),
+				Hint: "or sign the card (failpass card sign) at a base_ref that names a commit here"}
+		}
+		if err != nil {
+			return nil, err
 		}
 		cc := *c
 		cc.BaseSHA = sha

@@ -143,14 +143,10 @@ func Base(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
 	switch {
 	case !errors.As(err, &be):
 		return sha, err
-	case be.Resolved != "":
-		return "", errorf("%s", be).hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
 	case c.BaseSHA != "":
-		return "", errorf("base_sha %s is not a commit in %s", c.BaseSHA, repo.Dir).
-			hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
+		return "", errorf("%s", be).hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
 	}
-	return "", errorf("base_ref %q does not name a commit in %s", c.BaseRef, repo.Dir).
-		hint("fetch the branch, or set base_ref to a branch, tag or commit that exists")
+	return "", errorf("%s", be).hint("or set base_ref to a branch, tag or commit that exists")
 }
 
 // Run runs the decision table: the fail command Repeat times and the
