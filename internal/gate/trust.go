@@ -16,7 +16,7 @@ import (
 // are applied, is refused.
 func TrustIn(ctx context.Context, repo *gitx.Repo, path string) (sign.Trust, error) {
 	if path == "" {
-		path, _ = repo.Config(ctx, "gpg.ssh.allowedSignersFile") // unset or unreadable: no trust file
+		path, _ = repo.ConfigPath(ctx, "gpg.ssh.allowedSignersFile") // unset or unreadable: no trust file
 	}
 	if path == "" {
 		return nil, nil

@@ -225,6 +225,25 @@ func (r *Repo) Config(ctx context.Context, key string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// ConfigPath is a pathname setting of git config (gpg.ssh.allowedSignersFile),
+// as git reads it: a leading ~/ is the user's home, and a relative path
+// is taken from the repository's folder, where git runs. "" when unset.
+func (r *Repo) ConfigPath(ctx context.Context, key string) (string, error) {
+	out, err := r.Git(ctx, "config", "--type=path", "--get", "--end-of-options", key)
+	var ge *Error
+	if errors.As(err, &ge) && ge.Exit == 1 {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	p := strings.TrimSpace(string(out))
+	if p != "" && !filepath.IsAbs(p) {
+		p = filepath.Join(r.Dir, p)
+	}
+	return p, nil
+}
+
 // StateDir is where failpass keeps everything of its own for this
 // repository: <git common dir>/failpass/<sub>.
 func (r *Repo) StateDir(sub ...string) string {

@@ -391,3 +391,16 @@ func checkKeyType(k ssh.PublicKey) error {
 	}
 	return nil
 }
+
+// Listed is the entries of a that trust the key with fingerprint fp (a
+// SHA256:... fingerprint), in file order: whom a gate that trusts a
+// accepts that key's signatures from.
+func (a *AllowedSigners) Listed(fp string) []Entry {
+	var out []Entry
+	for _, e := range a.Entries {
+		if e.Fingerprint == fp {
+			out = append(out, e)
+		}
+	}
+	return out
+}
