@@ -184,6 +184,29 @@ func (r *Repo) Commit(ctx context.Context, rev string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
+// Tree resolves rev to the full id of its tree, as Commit does for its
+// commit.
+func (r *Repo) Tree(ctx context.Context, rev string) (string, error) {
+	out, err := r.Git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{tree}")
+	return strings.TrimSpace(string(out)), err
+}
+
+// Files lists the paths in the tree of rev (git ls-tree -r --name-only),
+// from its top, in git's order; never nil without an error.
+func (r *Repo) Files(ctx context.Context, rev string) ([]string, error) {
+	out, err := r.Git(ctx, "ls-tree", "-r", "-z", "--name-only", rev)
+	if err != nil {
+		return nil, err
+	}
+	paths := []string{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
 // Tracked lists the files of the index, as paths from the top of the
 // repository (git ls-files --full-name).
 func (r *Repo) Tracked(ctx context.Context) ([]string, error) {

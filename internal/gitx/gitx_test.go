@@ -126,6 +126,7 @@ func TestRepoQueries(t *testing.T) {
 		{"init", "-q", "-b", "main"}, {"add", "-A"},
 		{"commit", "-q", "-m", "  fix: the subject  \n\nthe body"},
 		{"config", "failpass.test", " v w "},
+		{"config", "failpass.path", "~/signers"}, {"config", "failpass.rel", "rel/signers"},
 	} {
 		gitIn(t, dir, args...)
 	}
@@ -149,6 +150,42 @@ func TestRepoQueries(t *testing.T) {
 			t.Errorf("Config(%q) = %q, %v; want %q", tc.key, got, err, tc.want)
 		}
 	}
+	home, _ := os.UserHomeDir()
+	for _, tc := range []struct{ key, want string }{
+		{"failpass.path", filepath.Join(home, "signers")}, // as git reads a path
+		{"failpass.rel", filepath.Join(repo.Dir, "rel/signers")},
+		{"failpass.unset", ""},
+	} {
+		if got, err := repo.ConfigPath(ctx, tc.key); err != nil || got != tc.want {
+			t.Errorf("ConfigPath(%q) = %q, %v; want %q", tc.key, got, err, tc.want)
+		}
+	}
+	if got, err := repo.Files(ctx, "HEAD"); err != nil || !reflect.DeepEqual(got, []string{"a b.txt", "sub/c.py"}) {
+		t.Errorf("Files(HEAD) = %q, %v; want [a b.txt sub/c.py]", got, err)
+	}
+	head, err := repo.Commit(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := repo.Tree(ctx, "HEAD")
+	if want := strings.TrimSpace(gitOut(t, dir, "rev-parse", head+"^{tree}")); err != nil || tree != want || tree == head {
+		t.Errorf("Tree(HEAD) = %q, %v; want %q", tree, err, want)
+	}
+	if _, err := repo.Tree(ctx, "nope"); !errors.As(err, &ge) {
+		t.Errorf("Tree(nope) = %v; want an *Error", err)
+	}
+}
+
+// gitOut is git's output in dir, failing the test on error.
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
 }
 
 // gitIn runs git in dir as the test's committer, failing the test on error.

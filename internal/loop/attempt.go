@@ -366,8 +366,7 @@ func parseIdent(s string) (name, email string, ok bool) {
 // validation ran on. Anything else publishes bytes nobody validated.
 func (e *engine) checkValidated(commit string) error {
 	want, ok := e.validatedTrees[commit]
-	out, err := e.repo.Git(e.ctx, "rev-parse", "--verify", commit+"^{tree}")
-	got := strings.TrimSpace(string(out))
+	got, err := e.repo.Tree(e.ctx, commit)
 	switch {
 	case !ok:
 		return blocked("candidate_integrity_failure", "%s was never validated: it is not published", short(commit))

@@ -82,13 +82,13 @@ func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*loopdoc.
 			baseRef = c.BaseRef
 		}
 		baseSHA = c.BaseSHA
-	} else if baseSHA, err = resolveCommit(ctx, repo, baseRef); err != nil {
+	} else if baseSHA, err = repo.Commit(ctx, baseRef); err != nil {
 		return nil, &InputError{Msg: fmt.Sprintf("--base %s is not a commit", baseRef)}
 	}
 	if baseSHA == "" {
 		return nil, &InputError{Msg: "no comparison base", Hint: "give --base REF or a card with base_sha"}
 	}
-	if live, err := resolveCommit(ctx, repo, baseRef); err != nil || live != baseSHA {
+	if live, err := repo.Commit(ctx, baseRef); err != nil || live != baseSHA {
 		// The base ref no longer names the card's base (or does not
 		// exist): bind the exact SHA, which never drifts.
 		baseRef = baseSHA
@@ -240,11 +240,11 @@ func branchHead(ctx context.Context, repo *gitx.Repo, branch string) (string, er
 	if _, err := repo.Git(ctx, "check-ref-format", "--branch", branch); err != nil || strings.HasPrefix(branch, "-") {
 		return "", &InputError{Msg: fmt.Sprintf("--branch %q is not a branch name", branch)}
 	}
-	out, err := repo.Git(ctx, "rev-parse", "--verify", "--end-of-options", "refs/heads/"+branch+"^{commit}")
+	head, err := repo.Commit(ctx, "refs/heads/"+branch)
 	if err != nil {
 		return "", &InputError{Msg: fmt.Sprintf("branch %s does not exist", branch), Hint: "the candidate must be a committed local branch"}
 	}
-	return strings.TrimSpace(string(out)), nil
+	return head, nil
 }
 
 // candidateOf describes the committed candidate: head, base, the complete
@@ -272,15 +272,11 @@ func candidateOf(ctx context.Context, repo *gitx.Repo, branch, head string, base
 			dir = w.path
 		}
 	}
-	out, err := repo.Git(ctx, "ls-tree", "-r", "-z", "--name-only", head)
+	files, err := repo.Files(ctx, head)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range strings.Split(string(out), "\x00") {
-		if f != "" {
-			c.Worktree.Tracked = append(c.Worktree.Tracked, f)
-		}
-	}
+	c.Worktree.Tracked = append(c.Worktree.Tracked, files...)
 	if dir == "" {
 		return c, nil
 	}

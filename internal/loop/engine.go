@@ -547,7 +547,7 @@ func (e *engine) remoteURL() (string, error) {
 // phase boundary. A moved base is recorded and the evidence bound to the
 // old one dropped; a moved remote head blocks.
 func (e *engine) checkDrift(where string) error {
-	sha, err := resolveCommit(e.ctx, e.repo, e.cp.ComparisonBase.Ref)
+	sha, err := e.repo.Commit(e.ctx, e.cp.ComparisonBase.Ref)
 	if err != nil {
 		return blocked("base_drift", "the comparison base %s cannot be read before %s: %v", e.cp.ComparisonBase.Ref, where, err)
 	}
@@ -592,14 +592,6 @@ func (e *engine) checkDrift(where string) error {
 
 // maxBaseDrifts bounds how often evidence is rebuilt for a moving base.
 const maxBaseDrifts = 3
-
-func resolveCommit(ctx context.Context, repo *gitx.Repo, rev string) (string, error) {
-	out, err := repo.Git(ctx, "rev-parse", "--verify", "--end-of-options", rev+"^{commit}")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
-}
 
 func short(sha string) string {
 	if len(sha) > 12 {

@@ -52,7 +52,7 @@ func (e *engine) finish(s *stop, persist bool) (*Outcome, error) {
 // the result never presents stale evidence as current. (A converged
 // result reread it at publication, just before.)
 func (e *engine) rereadBaseAtReturn() {
-	sha, err := resolveCommit(e.ctx, e.repo, e.cp.ComparisonBase.Ref)
+	sha, err := e.repo.Commit(e.ctx, e.cp.ComparisonBase.Ref)
 	if err != nil || sha == e.cp.ComparisonBase.SHA {
 		return
 	}

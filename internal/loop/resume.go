@@ -115,7 +115,7 @@ func (e *engine) reconcile() *stop {
 	if err != nil {
 		return blocked("checkpoint_mismatch", "the candidate branch %s cannot be read: %v", cp.Branch, err)
 	}
-	if base, err := resolveCommit(e.ctx, e.repo, cp.ComparisonBase.Ref); err != nil || base != cp.ComparisonBase.SHA {
+	if base, err := e.repo.Commit(e.ctx, cp.ComparisonBase.Ref); err != nil || base != cp.ComparisonBase.SHA {
 		return blocked("checkpoint_mismatch", "the base %s is %s live, %s in the checkpoint", cp.ComparisonBase.Ref, short(base), short(cp.ComparisonBase.SHA))
 	}
 	n := len(cp.CycleAttempts)
@@ -179,11 +179,10 @@ func (e *engine) reconcile() *stop {
 // moved to, or "" when the state is not that one (nothing changed).
 func (e *engine) finishCutPromotion(n int) (string, error) {
 	cp := e.cp
-	out, err := e.repo.Git(e.ctx, "rev-parse", "--verify", "--end-of-options", e.attemptRef(n)+"^{commit}")
+	c, err := e.repo.Commit(e.ctx, e.attemptRef(n))
 	if err != nil {
 		return "", nil
 	}
-	c := strings.TrimSpace(string(out))
 	if c == cp.CurrentHead || cp.CurrentPhase != "validate_and_commit" ||
 		!strings.HasPrefix(cp.ExpectedNextAction, "promote "+short(c)+" ") || e.verifyParent(c, cp.CurrentHead) != nil {
 		return "", nil

@@ -69,17 +69,7 @@ func sources(in []loopdoc.SourceRef) []model.Source {
 
 // trackedAt lists the files of commit.
 func (e *engine) trackedAt(commit string) ([]string, error) {
-	out, err := e.repo.Git(e.ctx, "ls-tree", "-r", "-z", "--name-only", commit)
-	if err != nil {
-		return nil, err
-	}
-	files := []string{}
-	for _, f := range strings.Split(string(out), "\x00") {
-		if f != "" {
-			files = append(files, f)
-		}
-	}
-	return files, nil
+	return e.repo.Files(e.ctx, commit)
 }
 
 // review runs one fresh review pass on the current head and decides its

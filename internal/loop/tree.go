@@ -81,7 +81,7 @@ func (e *fileError) Unwrap() error { return e.err }
 // made after the fixer returned: its private folder never existed while
 // the fixer ran.
 func newAttemptTree(ctx context.Context, repo *gitx.Repo, w *worktree.Worktree, head string) (*attemptTree, error) {
-	ht, err := repo.Git(ctx, "rev-parse", "--verify", head+"^{tree}")
+	ht, err := repo.Tree(ctx, head)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func newAttemptTree(ctx context.Context, repo *gitx.Repo, w *worktree.Worktree, 
 	if err != nil {
 		return nil, err
 	}
-	t := &attemptTree{repo: repo, w: w, head: head, headTree: strings.TrimSpace(string(ht)), dir: d}
+	t := &attemptTree{repo: repo, w: w, head: head, headTree: ht, dir: d}
 	return t, nil
 }
 
@@ -336,14 +336,12 @@ func (t *attemptTree) allPaths() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := t.repo.Git(context.Background(), "ls-tree", "-r", "-z", "--name-only", t.head)
+	files, err := t.repo.Files(context.Background(), t.head)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p != "" {
-			seen[p] = true
-		}
+	for _, p := range files {
+		seen[p] = true
 	}
 	paths := make([]string, 0, len(seen))
 	for p := range seen {

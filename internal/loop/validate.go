@@ -133,11 +133,11 @@ func (e *engine) establishEvidence() error {
 		}
 		outs, logs := e.runValidation(w.Dir, "head-"+short(head), true)
 		w.Remove(e.ctx)
-		tree, err := e.repo.Git(e.ctx, "rev-parse", "--verify", head+"^{tree}")
+		tree, err := e.repo.Tree(e.ctx, head)
 		if err != nil {
 			return err
 		}
-		e.validatedTrees[head] = strings.TrimSpace(string(tree))
+		e.validatedTrees[head] = tree
 		e.cp.ValidationOutcomes = outs
 		e.validationLogs = logs
 		e.evidenceHead, e.evidenceBase = head, e.cp.ComparisonBase.SHA
