@@ -207,6 +207,13 @@ func (r *Repo) Files(ctx context.Context, rev string) ([]string, error) {
 	return paths, nil
 }
 
+// RemoteURL is the URL of the remote name (git remote get-url); a name
+// that is no remote here is a *Error.
+func (r *Repo) RemoteURL(ctx context.Context, name string) (string, error) {
+	out, err := r.Git(ctx, "remote", "get-url", "--", name)
+	return strings.TrimSpace(string(out)), err
+}
+
 // Tracked lists the files of the index, as paths from the top of the
 // repository (git ls-files --full-name).
 func (r *Repo) Tracked(ctx context.Context) ([]string, error) {

@@ -191,11 +191,10 @@ func updatePR(ctx context.Context, repo *gitx.Repo, inv *loopdoc.Invocation, r R
 	if !strings.HasPrefix(ref, "refs/") {
 		ref = "refs/heads/" + ref
 	}
-	out, err := repo.Git(ctx, "remote", "get-url", "--", r.Remote)
+	url, err := repo.RemoteURL(ctx, r.Remote)
 	if err != nil {
 		return &InputError{Msg: fmt.Sprintf("--remote %s is not a git remote here", r.Remote)}
 	}
-	url := strings.TrimSpace(string(out))
 	observed, err := lsRemote(ctx, repo, r.Remote, ref)
 	if err != nil {
 		return &InputError{Msg: fmt.Sprintf("cannot read %s on %s: %v", ref, r.Remote, err)}
@@ -228,8 +227,8 @@ func repositoryOf(ctx context.Context, repo *gitx.Repo, remote string) (loopdoc.
 		if name == "" {
 			continue
 		}
-		if out, err := repo.Git(ctx, "remote", "get-url", "--", name); err == nil {
-			id = strings.TrimSpace(string(out))
+		if url, err := repo.RemoteURL(ctx, name); err == nil {
+			id = url
 			break
 		}
 	}
@@ -247,11 +246,17 @@ func branchHead(ctx context.Context, repo *gitx.Repo, branch string) (string, er
 	return head, nil
 }
 
+// changeDiff is the candidate's complete change: the base...head diff,
+// as reviewers read it (no external diff or text conversion runs).
+func changeDiff(ctx context.Context, repo *gitx.Repo, base, head string) ([]byte, error) {
+	return repo.Git(ctx, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base+"..."+head, "--")
+}
+
 // candidateOf describes the committed candidate: head, base, the complete
 // base...head diff, and the state of the checkout that has the branch (it
 // must be clean: the loop never takes an uncommitted tree).
 func candidateOf(ctx context.Context, repo *gitx.Repo, branch, head string, base loopdoc.BaseRef) (*loopdoc.Candidate, error) {
-	diff, err := repo.Git(ctx, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base.SHA+"..."+head, "--")
+	diff, err := changeDiff(ctx, repo, base.SHA, head)
 	if err != nil {
 		return nil, &InputError{Msg: fmt.Sprintf("cannot diff %s against the base %s: %v", branch, short(base.SHA), err)}
 	}

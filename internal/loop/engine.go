@@ -539,8 +539,7 @@ func (e *engine) checkAuthority() error {
 var knownGrantKinds = map[string]bool{"ci_check": true, "hosted_review": true}
 
 func (e *engine) remoteURL() (string, error) {
-	out, err := e.repo.Git(e.ctx, "remote", "get-url", "--", e.cfg.Remote)
-	return strings.TrimSpace(string(out)), err
+	return e.repo.RemoteURL(e.ctx, e.cfg.Remote)
 }
 
 // checkDrift rereads the base and (under update_pr) the remote head at a

@@ -15,7 +15,7 @@ import (
 // evidence of this head, and nothing from earlier passes.
 func (e *engine) packet() (*model.ReviewPacket, error) {
 	head, base := e.cp.CurrentHead, e.cp.ComparisonBase
-	diff, err := e.repo.Git(e.ctx, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base.SHA+"..."+head, "--")
+	diff, err := changeDiff(e.ctx, e.repo, base.SHA, head)
 	if err != nil {
 		return nil, err
 	}
