@@ -127,6 +127,7 @@ func TestRepoQueries(t *testing.T) {
 		{"commit", "-q", "-m", "  fix: the subject  \n\nthe body"},
 		{"config", "failpass.test", " v w "},
 		{"config", "failpass.path", "~/signers"}, {"config", "failpass.rel", "rel/signers"},
+		{"remote", "add", "up", "https://example.invalid/up.git"},
 	} {
 		gitIn(t, dir, args...)
 	}
@@ -170,6 +171,12 @@ func TestRepoQueries(t *testing.T) {
 	tree, err := repo.Tree(ctx, "HEAD")
 	if want := strings.TrimSpace(gitOut(t, dir, "rev-parse", head+"^{tree}")); err != nil || tree != want || tree == head {
 		t.Errorf("Tree(HEAD) = %q, %v; want %q", tree, err, want)
+	}
+	if got, err := repo.RemoteURL(ctx, "up"); err != nil || got != "https://example.invalid/up.git" {
+		t.Errorf("RemoteURL(up) = %q, %v", got, err)
+	}
+	if _, err := repo.RemoteURL(ctx, "nope"); !errors.As(err, &ge) {
+		t.Errorf("RemoteURL(nope) = %v; want an *Error", err)
 	}
 	if _, err := repo.Tree(ctx, "nope"); !errors.As(err, &ge) {
 		t.Errorf("Tree(nope) = %v; want an *Error", err)
