@@ -204,7 +204,7 @@ func runCardVerify(ctx context.Context, env *Env, args []string) error {
 	}
 	if *allowed == "" {
 		return &UsageError{Msg: "--allowed-signers is required",
-			Hint: "pass the maintainers' allowed_signers file, e.g. --allowed-signers \"$(git config gpg.ssh.allowedSignersFile)\""}
+			Hint: "pass the maintainers' allowed_signers file, e.g. --allowed-signers \"$(git config --type=path gpg.ssh.allowedSignersFile)\" (--type=path: a ~/ path as git reads it)"}
 	}
 	if *threshold < 1 {
 		return &UsageError{Msg: fmt.Sprintf("--threshold %d: must be at least 1", *threshold)}
