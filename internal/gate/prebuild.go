@@ -36,10 +36,9 @@ import (
 // twice, with the canary's decoy and with the canary in the oracle test
 // (at once where it can: prebuildRuns), so every patched run, the
 // canary's included and whatever its place, finds the same layer, already
-// whole, and
-// builds nothing but what the runs always build afresh (the link of its
-// test binaries): no run learns its place from what is built, or how
-// fast. The held-out run's tests are not built there: the layer is read
+// whole, and builds nothing but what the runs always build afresh (the
+// link of its test binaries): no run learns its place from what is
+// built, or how fast. The held-out run's tests are not built there: the layer is read
 // by every run, and the held-out tests are for the held-out run alone.
 //
 // Only a command the go command runs itself is prebuilt: `go test ...`
@@ -338,7 +337,9 @@ const overlayDir = ".failpass-prebuild"
 // test through go's -overlay, which keys the build by the content it
 // read, never by the overlay, so the canary's run finds its packages
 // built. On two cores pflag's two builds take 2.0 s together, 2.6 s
-// one after the other.
+// one after the other. sh finds go on the run's PATH, which the sandbox has
+// cleared of relative entries and of entries in the tree (as run.Run's
+// own lookup skips them), so no file of the candidate's runs as go.
 func (g *gateRun) prebuildRuns(cmds []prebuildCmd) ([]prebuildCmd, error) {
 	seq := func() []prebuildCmd {
 		out := make([]prebuildCmd, len(cmds))

@@ -198,13 +198,18 @@ func (r *Repo) Files(ctx context.Context, rev string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return nulList(out), nil
+}
+
+// nulList is a -z listing's entries (NUL-terminated paths), never nil.
+func nulList(out []byte) []string {
 	paths := []string{}
 	for _, p := range strings.Split(string(out), "\x00") {
 		if p != "" {
 			paths = append(paths, p)
 		}
 	}
-	return paths, nil
+	return paths
 }
 
 // RemoteURL is the URL of the remote name (git remote get-url); a name
@@ -221,13 +226,7 @@ func (r *Repo) Tracked(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
-	return paths, nil
+	return nulList(out), nil
 }
 
 // Subject is the subject line of the commit rev names, as git prints it
