@@ -8,7 +8,18 @@
 # the base, the fail and invariant commands, `git apply`, then the pass
 # and invariant commands, each as its argv with the card's env. Each must
 # exit as the card expects, or the floor measured nothing and the bench
-# stops. Each binary gates in a clone
+# stops.
+#
+# That floor's GOCACHE holds the patched packages from its warm-up, so a
+# Go floor compiles nothing; no gate of a new candidate can find them
+# built (and the canary's oracle test is new in every gate). So a second
+# floor, "new", costs what a new candidate costs by hand: a
+# comment of its own appended to each Go file the fix changes, after
+# `git apply`, so go compiles the patched packages again (go keys a
+# build by its files' content), as for a fix it has not seen. A Python
+# floor is new already: `git clean -fdx` takes the bytecode each round.
+#
+# Each binary gates in a clone
 # of its own, warmed by one gate first; then each round runs the floor
 # and every binary's gate in turn. Prints the medians and the ratios.
 #
@@ -72,9 +83,14 @@ runargv() {  # FILE: run the argv in FILE in its workdir of the floor's tree
 }
 clone "$work/floor"
 git -C "$work/floor" checkout -q "$base"
-floor() {
+# The Go files the fix changes: where floor new writes its comment.
+mapfile -t gofiles < <(git -C "$work/card-repo" apply --numstat "$diff" | awk '$3 ~ /\.go$/ {print $3}')
+floor() {  # [new]: the floor, or with "new" the floor of a new candidate
   runargv "$work/fail.argv"; runargv "$work/invariant.argv"
   git -C "$work/floor" apply "$diff"
+  if [ "${1:-}" = new ]; then
+    for f in "${gofiles[@]}"; do printf '\n// bench/real.sh: new candidate %s\n' "$EPOCHREALTIME" >> "$work/floor/$f"; done
+  fi
   runargv "$work/pass.argv"; runargv "$work/invariant.argv"
   git -C "$work/floor" checkout -q -- . && git -C "$work/floor" clean -q -fdx
 }
@@ -83,7 +99,7 @@ for i in "${!bins[@]}"; do
   clone "$work/r$i"
 done
 gate() {  # I: gate the reference fix with binary I
-  "${bins[$1]}" gate --allow-unsigned --card "$work/card.yml" --diff "$diff" --repo "$work/r$1" --quiet > "$work/out.$1" 2>&1
+  "${bins[$1]}" gate --allow-unsigned --card "$work/card.yml" --diff "$diff" --repo "$work/r$1" > "$work/out.$1" 2>&1
 }
 echo "warming: the floor and each binary once ..."
 floor
@@ -95,6 +111,7 @@ ms() { local s=${EPOCHREALTIME//[.,]/}; "$@"; local e=${EPOCHREALTIME//[.,]/}; e
 declare -A t
 for r in $(seq 1 "$rounds"); do
   t[floor]+="$(ms floor) "
+  t[new]+="$(ms floor new) "
   for i in "${!bins[@]}"; do
     t[$i]+="$(ms gate "$i") "
     grep -q '^GATE: PASS' "$work/out.$i" || { echo "bench: ${bins[$i]} did not pass:"; cat "$work/out.$i"; exit 1; }
@@ -102,9 +119,11 @@ for r in $(seq 1 "$rounds"); do
 done
 median() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mf=$(median "${t[floor]}")
+mn=$(median "${t[new]}")
 echo "$(basename "$src" .git) ${rev}: $rounds rounds, medians"
 echo "  floor: $mf ms  (${t[floor]% })"
+echo "  floor, new candidate: $mn ms  (${t[new]% })"
 for i in "${!bins[@]}"; do
   m=$(median "${t[$i]}")
-  awk -v m="$m" -v f="$mf" -v b="${bins[$i]}" -v all="${t[$i]% }" 'BEGIN { printf "  %s: %d ms, %.2fx the floor  (%s)\n", b, m, m/f, all }'
+  awk -v m="$m" -v f="$mf" -v fn="$mn" -v b="${bins[$i]}" -v all="${t[$i]% }" 'BEGIN { printf "  %s: %d ms, %.2fx the floor, %.2fx the new candidate'"'"'s  (%s)\n", b, m, m/f, m/fn, all }'
 done

@@ -137,12 +137,14 @@ func cmdGowarm(ts *testscript.TestScript, neg bool, args []string) {
 		for _, path := range args[1:] {
 			c, err := card.Load(ts.MkAbs(path))
 			ts.Check(err)
-			repo, base, err := gitx.OpenResolve(context.Background(), ts.MkAbs(args[0]), c.BaseRev())
+			repo, err := gitx.Open(context.Background(), ts.MkAbs(args[0]))
 			ts.Check(err)
-			if base == "" {
-				ts.Fatalf("gowarm: the base %s of %s is not a commit in %s", c.BaseRev(), path, args[0])
+			b, err := gate.Bind(context.Background(), repo, c, ts.MkAbs(path), ts.Getenv)
+			ts.Check(err)
+			if b.BaseErr != nil {
+				ts.Fatalf("gowarm: %s: %v", path, b.BaseErr)
 			}
-			dsts = append(dsts, filepath.Join(gate.Bound{Repo: repo, Card: c, Base: base, Env: gate.DefaultEnv(ts.Getenv)}.CacheDir(), "go-build"))
+			dsts = append(dsts, filepath.Join(b.CacheDir(), "go-build"))
 		}
 	}
 	for _, dst := range dsts {

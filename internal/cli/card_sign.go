@@ -126,7 +126,11 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 
-	base, err := signoff.Base(ctx, repo, c)
+	bound, err := gate.Bind(ctx, repo, c, *path, env.Getenv)
+	if err != nil {
+		return err
+	}
+	base, err := signoff.Base(bound)
 	if err != nil {
 		return err
 	}
@@ -136,8 +140,7 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout)
 
-	o := signoff.Options{Repo: repo, Card: c, CardPath: *path, Base: base, Repeat: *repeat,
-		Sandbox: gateSandbox(env, *sandboxMode == "off"), Env: gate.DefaultEnv(env.Getenv),
+	o := signoff.Options{Bound: bound, Repeat: *repeat, Sandbox: gateSandbox(env, *sandboxMode == "off"),
 		HeldOut: held, Reference: refDiff, Out: env.Stdout, Notes: env.Stderr}
 	prog := newStepProgress(env, "card sign", *quiet)
 	if prog != nil {

@@ -212,12 +212,16 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	repo, base, err := gitx.OpenResolve(ctx, f.repo, c.BaseRev())
+	repo, err := gitx.Open(ctx, f.repo)
+	if err != nil {
+		return err
+	}
+	bound, err := gate.Bind(ctx, repo, c, f.card, env.Getenv)
 	if err != nil {
 		return err
 	}
 	// Not a batch: one candidate, the commits' change or one --diff.
-	cand := &batchCandidate{name: f.commits, cardPath: f.card, card: c}
+	cand := &batchCandidate{name: f.commits, cardPath: f.card, card: c, bound: bound}
 	if f.commits != "" {
 		var r gitpatch.Range
 		if r, err = gitpatch.ParseRange(f.commits); err == nil {
@@ -242,10 +246,7 @@ func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
 		}
 	}
 	o := s.options(env, f, cand)
-	o.Base, o.LogDir, o.KeepWorktree, o.PatchedTree = base, f.logDir, f.keepWorktree, f.record != ""
-	if o.CardDigest, err = c.Digest(); err != nil {
-		return err
-	}
+	o.LogDir, o.KeepWorktree, o.PatchedTree = f.logDir, f.keepWorktree, f.record != ""
 	d := cand.diff
 	prog := newStepProgress(env, "gate", f.quiet)
 	if prog != nil {
@@ -381,10 +382,10 @@ func setUpGate(ctx context.Context, env *Env, f *gateFlags, repo *gitx.Repo, can
 // options is the one gate.Options of candidate c, as the flags ask.
 func (s *gateSetup) options(env *Env, f *gateFlags, c *batchCandidate) gate.Options {
 	return gate.Options{
-		Repo: s.repo, Card: c.card, CardPath: c.cardPath, Diff: c.diff, DiffName: c.name,
+		Bound: c.bound, Diff: c.diff, DiffName: c.name,
 		Trust: s.trust, AllowUnsigned: f.allowUnsigned, Sandbox: s.mode,
 		HeldOut: s.held, SkipHeldOut: f.skipHeldOut, CanaryPlace: canaryPlace(env),
-		Repeat: f.repeat, Env: gate.DefaultEnv(env.Getenv),
+		Repeat: f.repeat,
 	}
 }
 
@@ -395,6 +396,7 @@ type batchCandidate struct {
 	diffPath string
 	where    string // for messages: "--diff X" or "manifest.jsonl:3"
 	card     *card.Card
+	bound    *gate.Bound // card bound to the repository
 	diff     []byte
 	// err is why the candidate cannot be gated (its card or diff is
 	// unreadable, malformed or oversize): an error verdict, not trouble
@@ -406,9 +408,10 @@ type batchCandidate struct {
 const maxManifest = 64 << 20
 
 // batchCandidates lists the candidates (--diff ones first, then the
-// manifest's), takes the shard's slice, and loads every card and diff
-// before anything runs: a bad input is trouble, not a verdict.
-func batchCandidates(env *Env, f *gateFlags) ([]*batchCandidate, error) {
+// manifest's), takes the shard's slice, and loads every card and diff,
+// binding each card to repo once, before anything runs: a bad input is
+// an error verdict of its own.
+func batchCandidates(ctx context.Context, env *Env, f *gateFlags, repo *gitx.Repo) ([]*batchCandidate, error) {
 	var all []*batchCandidate
 	for _, d := range f.diffs {
 		all = append(all, &batchCandidate{name: d, cardPath: f.card, diffPath: d, where: "--diff " + d})
@@ -443,6 +446,7 @@ func batchCandidates(env *Env, f *gateFlags) ([]*batchCandidate, error) {
 	var out []*batchCandidate
 	type loaded struct {
 		c   *card.Card
+		b   *gate.Bound
 		err error
 	}
 	cards := map[string]loaded{}
@@ -454,10 +458,12 @@ func batchCandidates(env *Env, f *gateFlags) ([]*batchCandidate, error) {
 		key := filepath.Clean(c.cardPath)
 		l, ok := cards[key]
 		if !ok {
-			l.c, l.err = card.Load(c.cardPath)
+			if l.c, l.err = card.Load(c.cardPath); l.err == nil {
+				l.b, l.err = gate.Bind(ctx, repo, l.c, c.cardPath, env.Getenv)
+			}
 			cards[key] = l
 		}
-		if c.card = l.c; l.err != nil {
+		if c.card, c.bound = l.c, l.b; l.err != nil {
 			c.err = l.err
 			continue
 		}
@@ -487,11 +493,11 @@ func errorVerdict(c *batchCandidate) *verdict.Verdict {
 // Output: one line (or JSON object) per candidate as it finishes, then a
 // summary.
 func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
-	cands, err := batchCandidates(env, f)
+	repo, err := gitx.Open(ctx, f.repo)
 	if err != nil {
 		return err
 	}
-	repo, err := gitx.Open(ctx, f.repo)
+	cands, err := batchCandidates(ctx, env, f, repo)
 	if err != nil {
 		return err
 	}

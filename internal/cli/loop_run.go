@@ -141,7 +141,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := loop.Prepare(ctx, repo, cfg, req.Card, env.Getenv); err != nil {
+	if err := loop.Prepare(ctx, cfg, req.Card); err != nil {
 		return err
 	}
 	out, err := loop.Start(ctx, repo, inv, settings, cfg)
@@ -187,7 +187,11 @@ func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Set
 			return nil, nil, Errorf("card %s: signature: %v", st.Card, err).Hint("sign it with 'failpass card sign', or pass --allow-unsigned deliberately")
 		}
 	}
-	p, err := loop.NewCardPolicy(ctx, repo, c, st.Card)
+	b, err := gate.Bind(ctx, repo, c, st.Card, env.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := loop.NewCardPolicy(ctx, b)
 	return p, trust, err
 }
 
@@ -276,7 +280,7 @@ func runLoopResume(ctx context.Context, env *Env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := loop.Prepare(ctx, repo, cfg, cp, env.Getenv); err != nil {
+	if err := loop.Prepare(ctx, cfg, cp); err != nil {
 		return err
 	}
 	out, err := loop.Resume(ctx, repo, *id, cfg)

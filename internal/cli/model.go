@@ -75,7 +75,7 @@ func runPrompt(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		base, err := cardBase(ctx, repo, c)
+		bound, err := bindCard(ctx, env, repo, c, *cardPath)
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func runPrompt(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return Errorf("--candidate %q is not a commit in %s", *candidate, repo.Dir).Hint("give a branch, tag or commit of the repository")
 		}
-		out, err := gitpatch.StatCommits(ctx, repo, base, rev)
+		out, err := gitpatch.StatCommits(ctx, repo, bound.Base, rev)
 		if err != nil {
 			return err
 		}
@@ -131,18 +131,21 @@ func readPromptStack(name string) (string, error) {
 	return model.TrimStack(string(b)), nil
 }
 
-// cardBase resolves the card's base commit as the gate does.
-func cardBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
-	sha, err := gate.ResolveBase(ctx, repo, c)
-	var be *gate.BaseError
-	if errors.As(err, &be) {
+// bindCard binds the card read from path to repo, as the gate does; a
+// base that does not hold there stops the command.
+func bindCard(ctx context.Context, env *Env, repo *gitx.Repo, c *card.Card, path string) (*gate.Bound, error) {
+	b, err := gate.Bind(ctx, repo, c, path, env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if be := b.BaseErr; be != nil {
 		e := Errorf("the card's %v", be)
 		if be.Resolved == "" {
 			e = e.Hint("or run from the repository the card is for (--repo DIR)")
 		}
-		return "", e
+		return nil, e
 	}
-	return sha, err
+	return b, nil
 }
 
 type draftFlags struct {
@@ -216,7 +219,7 @@ func runDraft(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	base, err := cardBase(ctx, repo, c)
+	bound, err := bindCard(ctx, env, repo, c, f.card)
 	if err != nil {
 		return err
 	}
@@ -253,7 +256,7 @@ func runDraft(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return refusedOr(env, err)
 	}
-	cs, reason, err := draftStatic(ctx, repo, c, f.card, base, reply)
+	cs, reason, err := draftStatic(ctx, bound, reply)
 	if err != nil {
 		return err
 	}
@@ -291,18 +294,18 @@ func refusedOr(env *Env, err error) error {
 // draftStatic checks an extracted diff as the gate's static rules would
 // (diff.parse, diff.path, budget.*), then the prose around it. It returns
 // the refusal reason, or "" when the draft may be written.
-func draftStatic(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, base string, r *model.Reply) (*patch.ChangeSet, string, error) {
-	cs, rule, reason, err := gate.Static(ctx, repo, c, cardPath, base, r.Diff)
+func draftStatic(ctx context.Context, b *gate.Bound, r *model.Reply) (*patch.ChangeSet, string, error) {
+	cs, rule, reason, err := gate.Static(ctx, b, r.Diff)
 	if err != nil || rule != "" {
 		return nil, joinRule(rule, reason), err
 	}
 	// The prose may name any oracle file, not only the ones the diff
 	// touches, so the scope covers the whole base tree.
-	files, err := gitpatch.BaseFiles(ctx, repo, base)
+	files, err := gitpatch.BaseFiles(ctx, b.Repo, b.Base)
 	if err != nil {
 		return nil, "", err
 	}
-	scope := budget.CardScope(c, gate.CardInRepo(repo, cardPath), func(p string) bool { return files[p] })
+	scope := budget.CardScope(b.Card, b.InRepo, func(p string) bool { return files[p] })
 	denied := func(p string) bool {
 		_, hit := scope.Denied(path.Clean(p))
 		return hit

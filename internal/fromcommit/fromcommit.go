@@ -391,7 +391,9 @@ func (b *builder) budget(ctx context.Context, c *card.Card) error {
 	// is a note, since it also lets a candidate change that file.
 	c.Budget.AllowHarness = nil
 	in.Notes = slices.DeleteFunc(in.Notes, func(n string) bool { return strings.HasPrefix(n, "budget.allow_harness ") })
-	inputs, err := gate.HarnessInputs(ctx, b.o.Repo, in.Base, c, cs.Paths())
+	// The card being built, bound to the base this command made.
+	bound := &gate.Bound{Repo: b.o.Repo, Card: c, Base: in.Base}
+	inputs, err := bound.HarnessInputs(ctx, cs.Paths())
 	if err != nil {
 		return err
 	}
@@ -402,7 +404,7 @@ func (b *builder) budget(ctx context.Context, c *card.Card) error {
 		c.Budget.AllowHarness = append(c.Budget.AllowHarness, path)
 		in.Notes = append(in.Notes, fmt.Sprintf("budget.allow_harness %q: the fix itself changes it (%s)", path, inputs[path]))
 	}
-	_, rule, reason, err := gate.Static(ctx, b.o.Repo, c, "", in.Base, in.Reference)
+	_, rule, reason, err := gate.Static(ctx, bound, in.Reference)
 	if err != nil {
 		return err
 	}

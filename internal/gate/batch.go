@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/logdir"
 	"github.com/failpass/failpass/internal/run"
@@ -47,10 +46,9 @@ type Batch struct {
 	probeOnce sync.Once
 	probe     sandbox.Report
 
-	mu     sync.Mutex
-	bases  map[string]*baseCall
-	envs   map[string]*envCall
-	setups map[*card.Card]*cardSetup
+	mu    sync.Mutex
+	bases map[string]*baseCall
+	envs  map[string]*envCall
 }
 
 // BatchConfig sets up a Batch.
@@ -80,7 +78,7 @@ func newBatch(cfg BatchConfig, lone bool) *Batch {
 	return &Batch{
 		repo: cfg.Repo, cache: cfg.Cache, pool: NewPool(cfg.Repo, jobs), jobs: jobs,
 		lone: lone, logRoot: cfg.LogDir,
-		bases: map[string]*baseCall{}, envs: map[string]*envCall{}, setups: map[*card.Card]*cardSetup{},
+		bases: map[string]*baseCall{}, envs: map[string]*envCall{},
 	}
 }
 
@@ -93,6 +91,9 @@ func newBatch(cfg BatchConfig, lone bool) *Batch {
 // leaves it for inspection). It neither reads nor writes the verdict
 // cache: a single candidate is always gated afresh.
 func Run(ctx context.Context, o Options) (*Verdict, error) {
+	if err := o.bound(); err != nil {
+		return nil, err
+	}
 	b := newBatch(BatchConfig{Repo: o.Repo, Jobs: 1, LogDir: o.LogDir}, true)
 	defer b.Close(context.WithoutCancel(ctx))
 	return b.Gate(ctx, o)
@@ -106,10 +107,6 @@ func (b *Batch) Gate(ctx context.Context, o Options) (*Verdict, error) {
 	if !b.lone {
 		o.LogDir = ""
 		o.KeepWorktree = false
-		var err error
-		if o.Base, o.CardDigest, err = b.cardSetup(ctx, o); err != nil {
-			return nil, err
-		}
 	}
 	return runGate(ctx, o, b)
 }
@@ -194,48 +191,6 @@ func (b *Batch) Close(ctx context.Context) error {
 		err = errors.Join(err, b.cache.Prune())
 	}
 	return err
-}
-
-// cardSetup is what every candidate of one card shares before any rule:
-// the base commit its card pins, resolved once ("" when it is not a
-// commit here, which the candidate's card.base rule then says), and the
-// card's digest.
-type cardSetup struct {
-	done   chan struct{}
-	base   string
-	digest string
-	err    error
-}
-
-// cardSetup returns o's base and card digest, resolved once per card of
-// the batch, unless o carries them already.
-func (b *Batch) cardSetup(ctx context.Context, o Options) (string, string, error) {
-	if o.Base != "" && o.CardDigest != "" {
-		return o.Base, o.CardDigest, nil
-	}
-	b.mu.Lock()
-	s, ok := b.setups[o.Card]
-	if !ok {
-		s = &cardSetup{done: make(chan struct{})}
-		b.setups[o.Card] = s
-	}
-	b.mu.Unlock()
-	if !ok {
-		if out, err := ResolveBase(ctx, b.repo, o.Card); err == nil {
-			s.base = out
-		}
-		s.digest, s.err = o.Card.Digest()
-		close(s.done)
-	}
-	<-s.done
-	base, digest := o.Base, o.CardDigest
-	if base == "" {
-		base = s.base
-	}
-	if digest == "" {
-		digest = s.digest
-	}
-	return base, digest, s.err
 }
 
 func (b *Batch) sandboxReport(on bool) sandbox.Report {

@@ -112,11 +112,19 @@ func testCard(t testing.TB) *card.Card {
 	return c
 }
 
-func opts(repo *gitx.Repo, c *card.Card, base string, cd cand, repeat int) Options {
+func opts(t testing.TB, repo *gitx.Repo, c *card.Card, base string, cd cand, repeat int) Options {
 	return Options{
-		Repo: repo, Card: c, Diff: cd.diff, DiffName: cd.name, Base: base,
-		AllowUnsigned: true, Repeat: repeat, Env: DefaultEnv(os.Getenv),
+		Bound: testBound(t, repo, c, base), Diff: cd.diff, DiffName: cd.name,
+		AllowUnsigned: true, Repeat: repeat,
 	}
+}
+
+// testBound is c bound to repo at base, as Bind binds it, with base
+// given rather than resolved, and no digest for a card that is not whole
+// (one a test builds for a single rule).
+func testBound(t testing.TB, repo *gitx.Repo, c *card.Card, base string) *Bound {
+	d, _ := c.Digest()
+	return &Bound{Repo: repo, Card: c, Digest: d, Base: base, Env: DefaultEnv(os.Getenv)}
 }
 
 // norm is a verdict without what may differ between a batch and a lone
@@ -161,7 +169,7 @@ func TestBatchSameAsAlone(t *testing.T) {
 	}
 	alone := map[string]string{}
 	for _, cd := range cands {
-		v, err := Run(context.Background(), opts(repo, c, base, cd, 3))
+		v, err := Run(context.Background(), opts(t, repo, c, base, cd, 3))
 		if err != nil {
 			t.Fatalf("Run(%s): %v", cd.name, err)
 		}
@@ -196,7 +204,7 @@ func gateAll(t testing.TB, b *Batch, repo *gitx.Repo, c *card.Card, base string,
 	t.Helper()
 	var list []Options
 	for _, cd := range cands {
-		list = append(list, opts(repo, c, base, cd, repeat))
+		list = append(list, opts(t, repo, c, base, cd, repeat))
 	}
 	got := map[string]string{}
 	for i, v := range runAll(t, b, list) {
@@ -233,11 +241,11 @@ func TestPoolPlantedStateDoesNotSurvive(t *testing.T) {
 	b := NewBatch(BatchConfig{Repo: repo, Jobs: 1, LogDir: t.TempDir()})
 	defer b.Close(context.Background())
 	for i := 0; i < 2; i++ {
-		v, err := b.Gate(context.Background(), opts(repo, c, base, planter, 1))
+		v, err := b.Gate(context.Background(), opts(t, repo, c, base, planter, 1))
 		if err != nil || v.Failed() != RulePatchPass || !strings.Contains(v.Reason, "changed src/other.sh") {
 			t.Fatalf("planter: %v %v", v, err)
 		}
-		v, err = b.Gate(context.Background(), opts(repo, c, base, honest, 1))
+		v, err = b.Gate(context.Background(), opts(t, repo, c, base, honest, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +336,7 @@ func TestCacheEditedDiffRegated(t *testing.T) {
 		t.Helper()
 		b := NewBatch(BatchConfig{Repo: repo, Cache: cache, Jobs: 1, LogDir: t.TempDir()})
 		defer b.Close(context.Background())
-		v, err := b.Gate(context.Background(), opts(repo, c, base, cd, 1))
+		v, err := b.Gate(context.Background(), opts(t, repo, c, base, cd, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -529,7 +537,7 @@ func TestPoolRacyRewrite(t *testing.T) {
 	defer b.Close(context.Background())
 	for i := 0; i < 8; i++ {
 		for _, cd := range []cand{long, same} {
-			v, err := b.Gate(context.Background(), opts(repo, c, base, cd, 1))
+			v, err := b.Gate(context.Background(), opts(t, repo, c, base, cd, 1))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,13 +5,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/testrunner"
 	"github.com/failpass/failpass/internal/verdict"
 )
@@ -65,7 +63,7 @@ func (g *gateRun) canaryRun(ctx context.Context) error {
 		return g.fail(RulePatchCanary, why)
 	}
 	kind := testrunner.Recognize(c.Pass.Cmd, c.Pass.Workdir).Kind
-	env := classify(kind, res, logPath)
+	env := res.Environment(kind, logPath)
 	step := Step{
 		Rule: RulePatchCanary, Mutation: g.mutationStatus(), Exit: intp(res.Exit), DurationMS: res.Duration.Milliseconds(), Log: &logPath,
 		Runs: []RunResult{{Argv: plan.Argv, Exit: res.Exit, Signal: res.Signal, TimedOut: res.TimedOut,
@@ -302,57 +300,3 @@ func canaryToken() (string, error) {
 	}
 }
 
-// maxClassifyLog bounds what classify reads of a run's log: the log's own
-// cap and its truncation marker.
-const maxClassifyLog = run.DefaultMaxLog + 4096
-
-// EnvironmentOf says why a finished run of cmd failed for its environment
-// rather than at a test (testrunner.Classify on its log), or "". The gate's
-// base rules and `card sign` read base runs through it.
-func EnvironmentOf(cmd card.Command, res run.Result, logPath string) string {
-	return classify(testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind, res, logPath)
-}
-
-// DependencyOf is EnvironmentOf narrowed to a missing dependency
-// (testrunner.MissingDependency): the loop's reading of a candidate's own
-// runs, where a test that does not compile is the code's to fix.
-func DependencyOf(cmd card.Command, res run.Result, logPath string) string {
-	out := runLog(res, logPath)
-	if out == nil {
-		return ""
-	}
-	return testrunner.MissingDependency(testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind, res.Exit, out)
-}
-
-// classify is testrunner.Classify on a finished run and its log: the cause
-// when a run of a recognized runner failed for its environment, else "".
-// It can only make a run inconclusive; an unreadable log says nothing.
-func classify(kind testrunner.Kind, res run.Result, logPath string) string {
-	if kind == testrunner.Unknown {
-		return ""
-	}
-	out := runLog(res, logPath)
-	if out == nil {
-		return ""
-	}
-	return testrunner.Classify(kind, res.Exit, out)
-}
-
-// runLog is what a classifier reads of a failed, conclusive run: its log,
-// bounded; nil for a run that passed or proves nothing anyway, or a log
-// that cannot be read.
-func runLog(res run.Result, logPath string) []byte {
-	if res.Inconclusive() || res.Exit == 0 {
-		return nil
-	}
-	f, err := os.Open(logPath)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	out, err := io.ReadAll(io.LimitReader(f, maxClassifyLog))
-	if err != nil {
-		return nil
-	}
-	return out
-}

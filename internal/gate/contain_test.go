@@ -46,7 +46,7 @@ func TestZeroOptionsContained(t *testing.T) {
 		}
 		return got
 	}
-	o := Options{Repo: repo, Card: c, Diff: diff, DiffName: "fix", Base: base, AllowUnsigned: true}
+	o := Options{Bound: testBound(t, repo, c, base), Diff: diff, DiffName: "fix", AllowUnsigned: true}
 	v, err := Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)

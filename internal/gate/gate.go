@@ -38,18 +38,11 @@ import (
 
 // Options is everything one gate run needs. The CLI fills it from flags.
 type Options struct {
-	Repo     *gitx.Repo
-	Card     *card.Card
-	CardPath string // as given, for messages and the oracle rule
+	// The card, bound to the repository (Bind): its base, digest and
+	// environment, resolved once for every candidate of the card.
+	*Bound
 	Diff     []byte
 	DiffName string // as given on the command line
-	// Base is the card's base already resolved by the caller (see
-	// gitx.OpenResolve); "" makes the gate resolve it.
-	Base string
-	// CardDigest is Card.Digest() when the caller has it already; ""
-	// makes the gate ask the card (a card.Load'ed card answers from what
-	// Load computed; one built in code is validated and canonicalized).
-	CardDigest string
 
 	// Trust decides card.signature. It returns the principals that signed.
 	// When nil the card is treated as unsigned: the rule fails unless
@@ -90,13 +83,21 @@ type Options struct {
 	// statically refused diff leaves nothing behind.
 	LogDir       string
 	KeepWorktree bool // leave the worktree for inspection
-	Env          func(card.Command) []string
 	Now          func() time.Time
 	// Progress, when set, hears about each finished step.
 	Progress func(Step)
 	// Starting, when set, hears that a rule's command is about to run
 	// (the rules that take time: base.*, patch.*).
 	Starting func(rule string)
+}
+
+// bound refuses options whose card Bind did not bind: a verdict names the
+// card by the digest Bind computed.
+func (o *Options) bound() error {
+	if o.Bound == nil || o.Digest == "" {
+		return errors.New("gate: the candidate's card was not bound to the repository (gate.Bind)")
+	}
+	return nil
 }
 
 // SandboxMode says whether the gate contains card commands.
@@ -115,6 +116,9 @@ const (
 // runGate checks one candidate as a candidate of b: Run's batch of one,
 // or a Batch's.
 func runGate(ctx context.Context, o Options, b *Batch) (*Verdict, error) {
+	if err := o.bound(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	g := &gateRun{o: o, v: &Verdict{Candidate: o.DiffName}, batch: b}
 	switch {
@@ -140,14 +144,7 @@ func runGate(ctx context.Context, o Options, b *Batch) (*Verdict, error) {
 	}
 	sum := sha256.Sum256(o.Diff)
 	g.v.DiffDigest = "sha256:" + hex.EncodeToString(sum[:])
-	g.v.CardDigest = o.CardDigest
-	if g.v.CardDigest == "" {
-		d, err := o.Card.Digest()
-		if err != nil {
-			return nil, err
-		}
-		g.v.CardDigest = d
-	}
+	g.v.CardDigest = o.Digest
 	err := g.run(ctx)
 	g.v.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
@@ -374,7 +371,7 @@ func (g *gateRun) cardRules(ctx context.Context) error {
 		return g.fail(RuleCardSignature, "no allowed signers to verify the card's signatures against")
 	}
 
-	base, err := g.resolveBase(ctx)
+	base, err := g.resolveBase()
 	if err != nil {
 		return err
 	}
@@ -403,26 +400,13 @@ func (g *gateRun) cardRules(ctx context.Context) error {
 	return nil
 }
 
-// resolveBase pins the base commit: the one a batch resolved for every
-// candidate, else the card's, resolved here. A base that is not a commit
-// here breaks card.base.
-func (g *gateRun) resolveBase(ctx context.Context) (string, error) {
-	c := g.o.Card
-	sha := g.o.Base
-	if sha == "" {
-		var err error
-		if sha, err = ResolveBase(ctx, g.o.Repo, c); err != nil {
-			var be *BaseError
-			if errors.As(err, &be) {
-				return "", g.fail(RuleCardBase, be.Error())
-			}
-			return "", err
-		}
+// resolveBase is the base commit Bind resolved; one that does not hold
+// breaks card.base.
+func (g *gateRun) resolveBase() (string, error) {
+	if g.o.BaseErr != nil {
+		return "", g.fail(RuleCardBase, g.o.BaseErr.Error())
 	}
-	if c.BaseSHA != "" && sha != c.BaseSHA {
-		return "", g.fail(RuleCardBase, (&BaseError{Field: "base_sha", Rev: c.BaseSHA, Resolved: sha}).Error())
-	}
-	return sha, nil
+	return g.o.Base, nil
 }
 
 // ResolveBase is the card's base commit in repo: base_sha when signed in,
@@ -549,7 +533,7 @@ func (g *gateRun) budgetRules(ctx context.Context) error {
 	// The runner's inputs may need the base read: only when no rule
 	// before budget.harness refused the diff already.
 	if f == nil || slices.Index(budget.Rules, f.Rule) > slices.Index(budget.Rules, budget.RuleHarness) {
-		inputs, err := HarnessInputs(ctx, g.o.Repo, g.base, g.o.Card, g.cs.Paths())
+		inputs, err := g.o.HarnessInputs(ctx, g.cs.Paths())
 		if err != nil {
 			return err
 		}
@@ -592,41 +576,21 @@ func (g *gateRun) scope() budget.Scope {
 			inBase[f.OldPath] = true
 		}
 	}
-	return budget.CardScope(g.o.Card, CardInRepo(g.o.Repo, g.o.CardPath), func(p string) bool { return inBase[p] })
-}
-
-// CardInRepo is the card's path relative to the repository root, or ""
-// when the card lives outside it (then it is no oracle file).
-func CardInRepo(repo *gitx.Repo, cardPath string) string {
-	if cardPath == "" {
-		return ""
-	}
-	abs, err := filepath.Abs(cardPath)
-	if err != nil {
-		return ""
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	root := repo.Dir
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return ""
-	}
-	return filepath.ToSlash(rel)
+	return budget.CardScope(g.o.Card, g.o.InRepo, func(p string) bool { return inBase[p] })
 }
 
 // Static runs the gate's static rules (diff.parse, diff.path, budget.*) on
 // diff against base exactly as a gate run does, with no worktree and no
 // command. It returns the change set and the first broken rule with its
 // reason, or "" when the diff is within the card.
-func Static(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath, base string, diff []byte) (*patch.ChangeSet, string, string, error) {
-	g := &gateRun{o: Options{Repo: repo, Card: c, CardPath: cardPath, Diff: diff}, v: &Verdict{}, base: base, probed: true}
+func Static(ctx context.Context, b *Bound, diff []byte) (*patch.ChangeSet, string, string, error) {
+	base, err := b.Commit()
+	if err != nil {
+		return nil, "", "", err
+	}
+	g := &gateRun{o: Options{Bound: b, Diff: diff}, v: &Verdict{}, base: base, probed: true}
 	defer g.startReading(ctx)()
-	err := g.diffRules(ctx)
+	err = g.diffRules(ctx)
 	switch {
 	case errors.Is(err, errStop):
 		return g.cs, g.v.Failed(), g.v.Reason, nil
@@ -662,8 +626,7 @@ func (g *gateRun) basePolicy() *sandbox.Policy {
 		p = *g.o.Policy
 	}
 	p.Candidate = nil
-	bound := Bound{Repo: g.o.Repo, Card: g.o.Card, Base: g.base, Env: g.o.Env}
-	p.CacheDir, p.Deps = bound.CacheDir(), bound.DepsDir() // Deps: read-only to every run but the prepare command's
+	p.CacheDir, p.Deps = g.o.CacheDir(), g.o.DepsDir() // Deps: read-only to every run but the prepare command's
 	if dir, why := g.heldOutSecret(); dir != "" && why == "" {
 		// Every card command, base and candidate alike (a candidate's
 		// side copies this policy): none reads the expected output.
@@ -681,7 +644,7 @@ func (g *gateRun) prepare(ctx context.Context) error {
 	if g.o.Card.Prepare == nil || g.candidate != nil || (g.policy == nil && g.prepared) {
 		return nil
 	}
-	_, err := RunPrepare(ctx, PrepareOptions{Repo: g.o.Repo, Card: g.o.Card, Base: g.base, Env: g.o.Env, Policy: g.policy, LogDir: g.o.LogDir,
+	_, err := RunPrepare(ctx, PrepareOptions{Bound: g.o.Bound, Policy: g.policy, LogDir: g.o.LogDir,
 		Starting: g.o.Starting, Progress: g.o.Progress})
 	g.prepared = true
 	return err
@@ -1195,7 +1158,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 		if g.expect != nil && stdoutDiffers(res.Stdout, res.StdoutTruncated, g.expect) {
 			differs = true
 		}
-		env := classify(kind, res, logPath)
+		env := res.Environment(kind, logPath)
 		step.DurationMS += res.Duration.Milliseconds()
 		step.Runs = append(step.Runs, RunResult{Argv: cmd.Cmd, Exit: res.Exit, Signal: res.Signal, TimedOut: res.TimedOut,
 			DurationMS: res.Duration.Milliseconds(), Environment: env})
@@ -1242,7 +1205,7 @@ func (g *gateRun) runRule(ctx context.Context, rule, logName string, cmd card.Co
 			// candidate broke the build), but the reason should say
 			// so, with the compiler's first error, rather than leave
 			// the user to open the log.
-			if why := classify(testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind, *first, firstLog); why != "" {
+			if why := first.Environment(testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind, firstLog); why != "" {
 				step.Reason += ": " + why
 			}
 		}

@@ -16,11 +16,12 @@ import (
 )
 
 // HarnessInputs says which of paths are implicit inputs of the card's test
-// runners (budget.harness), and why, reading the base tree at base as far
-// as deciding them needs (often not at all). A candidate's own files are
+// runners (budget.harness), and why, reading the base tree as far as
+// deciding them needs (often not at all). A candidate's own files are
 // never read: its go.work, conftest.py or package.json could say anything.
-func HarnessInputs(ctx context.Context, repo *gitx.Repo, base string, c *card.Card, paths []string) (map[string]string, error) {
-	t := &baseTree{ctx: ctx, repo: repo, base: base, blobs: map[string]blob{}}
+func (b *Bound) HarnessInputs(ctx context.Context, paths []string) (map[string]string, error) {
+	c := b.Card
+	t := &baseTree{ctx: ctx, repo: b.Repo, base: b.Base, blobs: map[string]blob{}}
 	cmds := []card.Command{c.Fail, c.Pass, c.Invariant}
 	if c.HeldOut != nil {
 		cmds = append(cmds, heldOutStandIn(c.HeldOut))

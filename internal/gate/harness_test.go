@@ -76,7 +76,7 @@ func TestHarnessInputs(t *testing.T) {
 	}
 	for _, argv := range [][]string{{"go", "test", "./p"}, {"go", "test", "example.org/m/p"}} {
 		c := &card.Card{Fail: card.Command{Workdir: ".", Cmd: argv}, Pass: card.Command{Workdir: ".", Cmd: argv}, Invariant: card.Command{Workdir: ".", Cmd: []string{"true"}}}
-		got, err := HarnessInputs(context.Background(), repo, base, c, []string{"th/th.go", "lib/lib.go", "p/p.go", "p/new_test.go"})
+		got, err := testBound(t, repo, c, base).HarnessInputs(context.Background(), []string{"th/th.go", "lib/lib.go", "p/p.go", "p/new_test.go"})
 		if err != nil {
 			t.Fatal(err)
 		}

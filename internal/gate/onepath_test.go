@@ -20,7 +20,7 @@ func TestRunNoVerdictCache(t *testing.T) {
 	c := testCard(t)
 	honest := cand{"fix", mkdiff(t, repo.Dir, map[string]string{"src/lib.sh": "answer=42\n"})}
 	for i := 0; i < 2; i++ {
-		v, err := Run(context.Background(), opts(repo, c, base, honest, 1))
+		v, err := Run(context.Background(), opts(t, repo, c, base, honest, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func TestRunNoVerdictCache(t *testing.T) {
 	}
 	// The check is real: a batch of the same candidate stores its verdict.
 	b := NewBatch(BatchConfig{Repo: repo, Cache: OpenCache(repo), Jobs: 1, LogDir: t.TempDir()})
-	if _, err := b.Gate(context.Background(), opts(repo, c, base, honest, 1)); err != nil {
+	if _, err := b.Gate(context.Background(), opts(t, repo, c, base, honest, 1)); err != nil {
 		t.Fatal(err)
 	}
 	b.Close(context.Background())
@@ -51,7 +51,7 @@ func TestBatchRunStopsAtTrouble(t *testing.T) {
 	var list []Options
 	for _, cd := range candidates(t, repo.Dir) {
 		if cd.name != "flaky" {
-			list = append(list, opts(repo, c, base, cd, 1))
+			list = append(list, opts(t, repo, c, base, cd, 1))
 		}
 	}
 	b := NewBatch(BatchConfig{Repo: repo, Jobs: 2, LogDir: t.TempDir()})
@@ -72,12 +72,13 @@ func TestBatchRunStopsAtTrouble(t *testing.T) {
 	}
 	assertNoWorktrees(t, repo)
 
-	// Trouble gating one candidate (a card that no longer validates has
-	// no digest) names it, after the candidates before it.
-	bad := *c
-	bad.Pass.Cmd = nil
+	// Trouble gating one candidate (a card Bind did not bind, so the
+	// verdict could not name it) names it, after the candidates before
+	// it.
+	bad := *list[2].Bound
+	bad.Digest = ""
 	list = list[:4]
-	list[2].Card = &bad
+	list[2].Bound = &bad
 	b = NewBatch(BatchConfig{Repo: repo, Jobs: 1, LogDir: t.TempDir()})
 	defer b.Close(context.Background())
 	var seen []int

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/worktree"
@@ -35,12 +33,8 @@ import (
 
 // PrepareOptions is what RunPrepare needs.
 type PrepareOptions struct {
-	Repo *gitx.Repo
-	Card *card.Card
-	Base string
-	// Env composes a command's environment (DefaultEnv, or the
-	// caller's).
-	Env func(card.Command) []string
+	// The card bound to the repository, its base resolved.
+	*Bound
 	// Policy is the base side's sandbox, with the card's build cache as
 	// CacheDir (and Deps, see DepsDir); nil runs the command uncontained
 	// (--sandbox=off).

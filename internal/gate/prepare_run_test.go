@@ -36,7 +36,7 @@ func TestPrepareContained(t *testing.T) {
 	}
 	diff := mkdiff(t, repo.Dir, map[string]string{"src/lib.sh": "answer=42\n"})
 	ctx := context.Background()
-	o := Options{Repo: repo, Card: c, Diff: diff, DiffName: "fix", Base: base, AllowUnsigned: true}
+	o := Options{Bound: testBound(t, repo, c, base), Diff: diff, DiffName: "fix", AllowUnsigned: true}
 	for i := 0; i < 2; i++ {
 		v, err := Run(ctx, o)
 		if err != nil {
@@ -51,7 +51,7 @@ func TestPrepareContained(t *testing.T) {
 	if v, err := b.Gate(ctx, o); err != nil || v.Verdict != Pass {
 		t.Fatalf("Batch.Gate = %v, %v; want a pass", v, err)
 	}
-	deps := Bound{Repo: repo, Card: c, Base: base, Env: DefaultEnv(os.Getenv)}.DepsDir()
+	deps := testBound(t, repo, c, base).DepsDir()
 	if b, _ := os.ReadFile(filepath.Join(deps, "runs")); string(b) != "run\n" {
 		t.Errorf("prepare runs = %q, want one", b)
 	}
@@ -67,7 +67,7 @@ func TestPrepareContained(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Result != "exit 3" || !strings.HasSuffix(pe.Log, "prepare.log") {
 		t.Fatalf("Run(failing prepare) = %v, want a *PrepareError for exit 3", err)
 	}
-	if sandbox.DepsReady(Bound{Repo: repo, Card: &bad, Base: base, Env: DefaultEnv(os.Getenv)}.DepsDir()) {
+	if sandbox.DepsReady((&Bound{Repo: repo, Card: &bad, Base: base, Env: DefaultEnv(os.Getenv)}).DepsDir()) {
 		t.Errorf("a failed prepare command left its folder marked done")
 	}
 }
@@ -90,7 +90,7 @@ prepare: {cmd: ["sh", "-c", "echo run >> @OUT@/runs"]}
 		t.Fatal(err)
 	}
 	diff := mkdiff(t, repo.Dir, map[string]string{"src/lib.sh": "answer=42\n"})
-	o := Options{Repo: repo, Card: c, Diff: diff, DiffName: "fix", Base: base, AllowUnsigned: true, Sandbox: SandboxOff}
+	o := Options{Bound: testBound(t, repo, c, base), Diff: diff, DiffName: "fix", AllowUnsigned: true, Sandbox: SandboxOff}
 	for i := 0; i < 2; i++ {
 		if v, err := Run(context.Background(), o); err != nil || v.Verdict != Pass {
 			t.Fatalf("Run %d (SandboxOff) = %v, %v; want a pass", i+1, v, err)

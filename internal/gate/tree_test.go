@@ -50,8 +50,8 @@ func TestPatchedTree(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := testCard(t)
-			v, err := Run(ctx, Options{Repo: repo, Card: c, Diff: diff, DiffName: "crlf", Base: base,
-				AllowUnsigned: true, Sandbox: SandboxOff, Env: DefaultEnv(os.Getenv), PatchedTree: tt.ask})
+			v, err := Run(ctx, Options{Bound: testBound(t, repo, c, base), Diff: diff, DiffName: "crlf",
+				AllowUnsigned: true, Sandbox: SandboxOff, PatchedTree: tt.ask})
 			if err != nil {
 				t.Fatal(err)
 			}

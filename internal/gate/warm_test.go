@@ -35,8 +35,9 @@ func TestWarmCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	cacheDir := Bound{Repo: repo, Card: c, Base: base, Env: DefaultEnv(os.Getenv)}.CacheDir()
-	o := PrepareOptions{Repo: repo, Card: c, Base: base, Env: DefaultEnv(os.Getenv),
+	b := testBound(t, repo, c, base)
+	cacheDir := b.CacheDir()
+	o := PrepareOptions{Bound: b,
 		Policy: &sandbox.Policy{CacheDir: cacheDir}, LogDir: t.TempDir()}
 	runs := filepath.Join(cacheDir, "go-build", "runs")
 	for i, want := range []bool{true, false} {

@@ -135,41 +135,6 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	return &Repo{Dir: lines[0], CommonDir: lines[1]}, nil
 }
 
-// OpenResolve is Open that also resolves rev to a commit id in the same
-// git process (each one costs ~10 ms). sha is "" when rev is not a commit
-// here; err reports only a missing repository or git.
-func OpenResolve(ctx context.Context, dir, rev string) (repo *Repo, sha string, err error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, "", err
-	}
-	// Without --verify, rev-parse echoes --end-of-options back, so a rev
-	// that looks like an option takes the slow path instead.
-	if rev != "" && !strings.HasPrefix(rev, "-") {
-		out, err := Command(ctx, abs, nil, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir",
-			rev+"^{commit}")
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if err == nil && len(lines) == 3 && isObjectID(lines[2]) {
-			return &Repo{Dir: lines[0], CommonDir: lines[1]}, lines[2], nil
-		}
-	}
-	// Either no repository or no such commit: Open tells which.
-	repo, err = Open(ctx, dir)
-	return repo, "", err
-}
-
-func isObjectID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // Git runs git in the repository's working tree and returns stdout.
 func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 	return Command(ctx, r.Dir, nil, args...)

@@ -76,29 +76,6 @@ func TestPlantedDriversDoNotRun(t *testing.T) {
 	}
 }
 
-// TestOpenResolve resolves a revision in the same call that finds the
-// repository, and tells a missing revision from a missing repository.
-func TestOpenResolve(t *testing.T) {
-	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"commit", "-q", "--allow-empty", "-m", "base"}} {
-		gitIn(t, dir, args...)
-	}
-	ctx := context.Background()
-	repo, sha, err := OpenResolve(ctx, dir, "main")
-	if err != nil || repo == nil || !isObjectID(sha) {
-		t.Fatalf("OpenResolve(main) = %v, %q, %v; want a repository and a commit id", repo, sha, err)
-	}
-	for _, rev := range []string{"nope", "--all", ""} {
-		repo, sha, err := OpenResolve(ctx, dir, rev)
-		if err != nil || repo == nil || sha != "" {
-			t.Errorf("OpenResolve(%q) = %v, %q, %v; want the repository and no commit", rev, repo, sha, err)
-		}
-	}
-	if _, _, err := OpenResolve(ctx, t.TempDir(), "main"); err == nil {
-		t.Errorf("OpenResolve outside a repository: no error")
-	}
-}
-
 // An error names git's reason, not the progress it printed first.
 func TestErrorReason(t *testing.T) {
 	for _, tc := range []struct{ stderr, want string }{

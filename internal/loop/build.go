@@ -74,14 +74,12 @@ func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*loopdoc.
 	if err != nil {
 		return nil, err
 	}
-	c := r.Card.Card
 	baseRef, baseSHA := r.Base, ""
 	if baseRef == "" {
-		baseRef = c.BaseSHA
-		if c.BaseRef != "" {
-			baseRef = c.BaseRef
+		baseRef, baseSHA = r.Card.Base, r.Card.Base
+		if r.Card.Card.BaseRef != "" {
+			baseRef = r.Card.Card.BaseRef
 		}
-		baseSHA = c.BaseSHA
 	} else if baseSHA, err = repo.Commit(ctx, baseRef); err != nil {
 		return nil, &InputError{Msg: fmt.Sprintf("--base %s is not a commit", baseRef)}
 	}
@@ -119,6 +117,7 @@ func BuildInvocation(ctx context.Context, repo *gitx.Repo, r Request) (*loopdoc.
 		return nil, err
 	}
 	inv.Candidate = *cand
+	c := r.Card.Card
 	goal := "Make the change that card " + c.ID + " describes"
 	if c.Origin != "" {
 		goal += " (" + c.Origin + ")"
@@ -170,7 +169,7 @@ func cardLocation(p *CardPolicy) string {
 
 func scopeText(p *CardPolicy) string {
 	b := p.Scope.Budget
-	s := fmt.Sprintf("the card's budget: at most %d files and %d changed lines from base %s", b.MaxFiles, b.MaxChangedLines, p.Card.BaseSHA)
+	s := fmt.Sprintf("the card's budget: at most %d files and %d changed lines from base %s", b.MaxFiles, b.MaxChangedLines, p.Base)
 	if len(b.DenyGlobs) > 0 {
 		s += "; never " + strings.Join(b.DenyGlobs, ", ")
 	}
@@ -334,8 +333,8 @@ func checkGiven(ctx context.Context, repo *gitx.Repo, r Request) (*loopdoc.Invoc
 		return nil, disagree("--review-mode", r.ReviewMode, inv.ReviewExecution.Mode)
 	case r.Publish != "" && r.Publish != inv.Publication.Policy:
 		return nil, disagree("--publish", r.Publish, inv.Publication.Policy)
-	case r.Card != nil && r.Card.Card.BaseSHA != inv.Candidate.ComparisonBase.SHA:
-		return nil, disagree("--card base_sha", r.Card.Card.BaseSHA, inv.Candidate.ComparisonBase.SHA)
+	case r.Card != nil && r.Card.Base != inv.Candidate.ComparisonBase.SHA:
+		return nil, disagree("--card base_sha", r.Card.Base, inv.Candidate.ComparisonBase.SHA)
 	}
 	if err := CheckID(inv.InvocationID); err != nil {
 		return nil, err

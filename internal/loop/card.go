@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/failpass/failpass/internal/budget"
@@ -25,39 +24,30 @@ const (
 // effective budget bounds the cumulative diff from its base to every
 // attempt.
 type CardPolicy struct {
-	Card *card.Card
-	// InRepo is the card's repository-relative path, "" when it lives
-	// outside the repository (an oracle file when inside).
-	InRepo string
+	// The card bound to the repository (gate.Bind), whose base holds:
+	// the base of every attempt's budget, the environment of its
+	// commands, and InRepo, its path in the repository ("" outside it; an
+	// oracle file inside).
+	*gate.Bound
 	// Scope is what the card protects over its base tree
 	// (budget.CardScope): its effective budget and oracle files.
 	Scope budget.Scope
 }
 
-// NewCardPolicy prepares c for the loop: its scope is read from the base
-// tree at c.BaseSHA.
-func NewCardPolicy(ctx context.Context, repo *gitx.Repo, c *card.Card, cardPath string) (*CardPolicy, error) {
-	if c.BaseSHA == "" {
-		// An unsigned card: its base_ref, resolved now, is the base.
-		sha, err := gate.ResolveBase(ctx, repo, c)
-		var be *gate.BaseError
-		if errors.As(err, &be) {
-			return nil, &InputError{Msg: fmt.Sprintf("card %s: %v", cardPath, be),
-				Hint: "or sign the card (failpass card sign) at a base_ref that names a commit here"}
-		}
-		if err != nil {
-			return nil, err
-		}
-		cc := *c
-		cc.BaseSHA = sha
-		c = &cc
+// NewCardPolicy prepares the card b binds for the loop: its scope is read
+// from its base tree. A base that does not hold stops the loop before it
+// starts.
+func NewCardPolicy(ctx context.Context, b *gate.Bound) (*CardPolicy, error) {
+	if b.BaseErr != nil {
+		return nil, &InputError{Msg: fmt.Sprintf("card %s: %v", b.Path, b.BaseErr),
+			Hint: "or sign the card (failpass card sign) at a base_ref that names a commit here"}
 	}
-	p := &CardPolicy{Card: c, InRepo: gate.CardInRepo(repo, cardPath)}
-	files, err := gitpatch.BaseFiles(ctx, repo, c.BaseSHA)
+	p := &CardPolicy{Bound: b}
+	files, err := gitpatch.BaseFiles(ctx, b.Repo, b.Base)
 	if err != nil {
-		return nil, fmt.Errorf("card base %s: %w", c.BaseSHA, err)
+		return nil, fmt.Errorf("card base %s: %w", b.Base, err)
 	}
-	p.Scope = budget.CardScope(c, p.InRepo, func(f string) bool { return files[f] })
+	p.Scope = budget.CardScope(b.Card, p.InRepo, func(f string) bool { return files[f] })
 	return p, nil
 }
 
@@ -94,11 +84,11 @@ func (p *CardPolicy) Outside(path string) string {
 // base to tree: a tree failpass built (attemptTree), read by git from
 // objects alone, never from a worktree a role wrote.
 func (p *CardPolicy) CheckTree(ctx context.Context, repo *gitx.Repo, tree string) (*budget.Finding, error) {
-	cs, err := gitpatch.ActualTree(ctx, repo, p.Card.BaseSHA, tree)
+	cs, err := gitpatch.ActualTree(ctx, repo, p.Base, tree)
 	if err != nil {
 		return nil, err
 	}
-	inputs, err := gate.HarnessInputs(ctx, repo, p.Card.BaseSHA, p.Card, cs.Paths())
+	inputs, err := p.HarnessInputs(ctx, cs.Paths())
 	if err != nil {
 		return nil, err
 	}

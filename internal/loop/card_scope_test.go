@@ -8,6 +8,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
+	"github.com/failpass/failpass/internal/gitx"
 )
 
 // TestCardPolicyScopeIsTheGates: the loop takes the card's scope from
@@ -35,7 +36,7 @@ budget: {max_files: 5, max_changed_lines: 50, deny_globs: ["ci/**"]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := NewCardPolicy(context.Background(), s.repo, c, cardPath)
+	pol, err := newCardPolicy(t, s.repo, c, cardPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,4 +53,15 @@ budget: {max_files: 5, max_changed_lines: 50, deny_globs: ["ci/**"]}
 			t.Errorf("Outside(%s) = %q, want %q", tt.path, got, tt.want)
 		}
 	}
+}
+
+// newCardPolicy is NewCardPolicy of c, read from cardPath, bound to repo
+// as the loop's command binds it.
+func newCardPolicy(t *testing.T, repo *gitx.Repo, c *card.Card, cardPath string) (*CardPolicy, error) {
+	t.Helper()
+	b, err := gate.Bind(context.Background(), repo, c, cardPath, os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewCardPolicy(context.Background(), b)
 }

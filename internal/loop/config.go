@@ -33,14 +33,9 @@ func NewConfig(ctx context.Context, repo *gitx.Repo, st *Settings, cp *CardPolic
 		// Without a card it has a private cold cache.
 		cfg.Sandbox = &sandbox.Policy{}
 		if cp != nil {
-			base := cardBase(ctx, repo, cp)
-			bound := gate.Bound{Repo: repo, Card: cp.Card, Base: base, Env: gate.DefaultEnv(getenv)}
-			cfg.Sandbox.CacheDir = bound.CacheDir()
-			if base != "" {
-				// What the card's prepare command fetched (Prepare),
-				// read-only.
-				cfg.Sandbox.Deps = bound.DepsDir()
-			}
+			// With what the card's prepare command fetched (Prepare),
+			// read-only.
+			cfg.Sandbox.CacheDir, cfg.Sandbox.Deps = cp.CacheDir(), cp.DepsDir()
 		}
 	}
 	mk := func(flag, s string) (model.Adapter, error) {
@@ -73,34 +68,15 @@ func NewConfig(ctx context.Context, repo *gitx.Repo, st *Settings, cp *CardPolic
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Record = &Recorder{Signer: signer, Trust: trust, AllowUnsigned: st.AllowUnsigned,
-			Env: gate.DefaultEnv(getenv), CardPath: st.Card}
+		cfg.Record = &Recorder{Signer: signer, Trust: trust, AllowUnsigned: st.AllowUnsigned}
 	}
 	cfg.Env = run.MinimalEnv(getenv)
 	if cp != nil {
 		// The card's own commands get what the gate gives them, the
 		// environment its build cache (above) is keyed by.
-		cfg.CardEnv = gate.DefaultEnv(getenv)
+		cfg.CardEnv = cp.Env
 	}
 	return cfg, nil
-}
-
-// cardBase is the commit the card's base names here (base_sha, else
-// base_ref resolved, as the gate resolves it), so the loop reads the same
-// build cache as the gate's runs of the card; "" without a card or when
-// it names no commit here.
-func cardBase(ctx context.Context, repo *gitx.Repo, cp *CardPolicy) string {
-	if cp == nil {
-		return ""
-	}
-	if cp.Card.BaseSHA != "" {
-		return cp.Card.BaseSHA
-	}
-	base, err := gate.ResolveBase(ctx, repo, cp.Card)
-	if err != nil {
-		return ""
-	}
-	return base
 }
 
 // Prepare runs the card's prepare command before the loop validates
@@ -109,17 +85,15 @@ func cardBase(ctx context.Context, repo *gitx.Repo, cp *CardPolicy) string {
 // what it fetched. Uncontained (--sandbox=off) it runs once per loop
 // command in the user's environment. Then it warms the card's build
 // cache from its base (gate.WarmCache, once per cache).
-func Prepare(ctx context.Context, repo *gitx.Repo, cfg Config, cp *CardPolicy, getenv func(string) string) error {
-	base := cardBase(ctx, repo, cp)
-	if base == "" {
+func Prepare(ctx context.Context, cfg Config, cp *CardPolicy) error {
+	if cp == nil {
 		return nil
 	}
-	logDir, err := logdir.New(repo.StateDir(), "")
+	logDir, err := logdir.New(cp.Repo.StateDir(), "")
 	if err != nil {
 		return err
 	}
-	o := gate.PrepareOptions{Repo: repo, Card: cp.Card, Base: base,
-		Env: gate.DefaultEnv(getenv), Policy: cfg.Sandbox, LogDir: logDir}
+	o := gate.PrepareOptions{Bound: cp.Bound, Policy: cfg.Sandbox, LogDir: logDir}
 	if _, err := gate.RunPrepare(ctx, o); err != nil {
 		return err
 	}

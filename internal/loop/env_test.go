@@ -20,7 +20,7 @@ func TestStepEnv(t *testing.T) {
 	}
 	host := map[string]string{"PATH": "/bin", "HOME": "/home/u", "GOFLAGS": "-mod=vendor", "SECRET_TOKEN": "x"}
 	getenv := func(k string) string { return host[k] }
-	e := &engine{cfg: Config{Card: &CardPolicy{Card: c}, Env: []string{"PATH=/bin", "LANG=C.UTF-8"}, CardEnv: gate.DefaultEnv(getenv)}}
+	e := &engine{cfg: Config{Card: &CardPolicy{Bound: &gate.Bound{Card: c}}, Env: []string{"PATH=/bin", "LANG=C.UTF-8"}, CardEnv: gate.DefaultEnv(getenv)}}
 	e.inv = &loopdoc.Invocation{Validation: append(e.cfg.Card.ValidationCommands(), loopdoc.ValidationCommand{Name: "lint", Command: "make lint", Scope: "full"})}
 	steps := e.steps()
 	for _, tt := range []struct {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/record"
 	"github.com/failpass/failpass/internal/sign"
@@ -24,9 +23,8 @@ type Recorder struct {
 	Signer        sign.Signer
 	Trust         sign.Trust
 	AllowUnsigned bool
-	Env           func(card.Command) []string
-	CardPath      string
-	// There is no sandbox setting: the record's gate runs the attempt's
+	// The card, its environment and its path come from the loop's card
+	// (Config.Card). There is no sandbox setting: the record's gate runs the attempt's
 	// code, so it is always contained (gate.Options' zero value), even
 	// under a loop's --sandbox=off, and the record carries its report.
 }
@@ -45,19 +43,19 @@ func (e *engine) recordAttempt(seq int, commit string) {
 }
 
 func (e *engine) writeRecord(ctx context.Context, r *Recorder, seq int, commit string) error {
-	c := e.cfg.Card.Card
-	diff, err := e.repo.Git(ctx, "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", c.BaseSHA, commit, "--")
+	b := e.cfg.Card.Bound
+	diff, err := e.repo.Git(ctx, "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", b.Base, commit, "--")
 	if err != nil {
 		return err
 	}
 	name := "attempt-" + strconv.Itoa(seq)
-	v, err := gate.Run(ctx, gate.Options{Repo: e.repo, Card: c, CardPath: r.CardPath, Diff: diff,
-		DiffName: fmt.Sprintf("%s (%s)", name, short(commit)), Base: c.BaseSHA, Trust: r.Trust, AllowUnsigned: r.AllowUnsigned,
-		LogDir: filepath.Join(e.logDir(), name+"-gate"), Env: r.Env, PatchedTree: true})
+	v, err := gate.Run(ctx, gate.Options{Bound: b, Diff: diff,
+		DiffName: fmt.Sprintf("%s (%s)", name, short(commit)), Trust: r.Trust, AllowUnsigned: r.AllowUnsigned,
+		LogDir: filepath.Join(e.logDir(), name+"-gate"), PatchedTree: true})
 	if err != nil {
 		return err
 	}
-	data, sig, err := record.Signed(ctx, e.repo, c, diff, v, time.Now(), r.Signer)
+	data, sig, err := record.Signed(ctx, e.repo, b.Card, diff, v, time.Now(), r.Signer)
 	if err != nil {
 		return err
 	}

@@ -377,7 +377,7 @@ budget: {max_files: 1, max_changed_lines: 4}
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := NewCardPolicy(context.Background(), s.repo, c, filepath.Join(t.TempDir(), "card.yml"))
+	pol, err := newCardPolicy(t, s.repo, c, filepath.Join(t.TempDir(), "card.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +428,7 @@ budget: {max_files: 5, max_changed_lines: 50}
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := NewCardPolicy(context.Background(), s.repo, c, filepath.Join(t.TempDir(), "card.yml"))
+	pol, err := newCardPolicy(t, s.repo, c, filepath.Join(t.TempDir(), "card.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/testrunner"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
@@ -103,14 +103,14 @@ func (e *engine) runValidation(dir, tag string, evidence bool) ([]loopdoc.Valida
 			o.Status, o.Reason = "unavailable", res.String()+" (log: "+logPath+")"
 		case res.Exit == s.expect:
 			o.Status, o.Result = "passed", fmt.Sprintf("%s as expected (log: %s)", res.String(), logPath)
-		case evidence && s.card != nil && gate.DependencyOf(*s.card, res, logPath) != "":
+		case evidence && s.card != nil && res.MissingDependency(testrunner.Recognize(s.card.Cmd, s.card.Workdir).Kind, logPath) != "":
 			// The candidate's own runs, before any fix, failed for a
 			// module or runner the machine lacks: no fixer can mend the
 			// machine, so this is missing evidence, never a pass. An
 			// attempt's runs are not read this way: there a missing
 			// module is as likely the fixer's own import.
 			o.Status, o.Reason = "unavailable", fmt.Sprintf("%s: it failed for its environment, not at a test: %s (log: %s)",
-				res.String(), gate.DependencyOf(*s.card, res, logPath), logPath)
+				res.String(), res.MissingDependency(testrunner.Recognize(s.card.Cmd, s.card.Workdir).Kind, logPath), logPath)
 		default:
 			o.Status, o.Result = "failed", fmt.Sprintf("%s, expected exit %d (log: %s)", res.String(), s.expect, logPath)
 		}

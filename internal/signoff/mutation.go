@@ -68,7 +68,7 @@ func mutationRow(ctx context.Context, o Options, policy *sandbox.Policy) (string
 	if o.Progress != nil {
 		o.Progress.Ended("reference mutation", fmt.Sprintf("reference mutation: %s", res))
 	}
-	valid, why := DecideMutation(outcome(res, gate.EnvironmentOf(cmd, res, log)))
+	valid, why := DecideMutation(outcome(res, environment(cmd, res, log)))
 	fmt.Fprintf(o.Out, "reference mutation: %s in %s line %d (%s became %s): %s in %s: %s\n", m.Test, m.File, m.Line, m.Before, m.After, res, ms(res.Duration), mutationNote(valid, why))
 	if !valid {
 		return card.MutationNone + why, nil

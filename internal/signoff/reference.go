@@ -26,7 +26,7 @@ func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v Verd
 		return nil, v, nil
 	}
 	c, diff := o.Card, o.Reference
-	_, rule, reason, err := gate.Static(ctx, o.Repo, c, o.CardPath, o.Base, diff)
+	_, rule, reason, err := gate.Static(ctx, o.Bound, diff)
 	if err != nil {
 		return nil, v, err
 	}
@@ -89,7 +89,7 @@ func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v Verd
 		if o.Progress != nil {
 			o.Progress.Ended(step, fmt.Sprintf("%s: %s", step, res))
 		}
-		cause := gate.EnvironmentOf(cmd, res, log)
+		cause := environment(cmd, res, log)
 		fmt.Fprintf(o.Out, "reference %s: %s in %s (expect %d)%s\n", role, res, ms(res.Duration), cmd.ExpectExit, causeNote(cause))
 		if role == card.RolePass {
 			check.Pass = outcome(res, cause)

@@ -25,26 +25,24 @@ import (
 	"github.com/failpass/failpass/internal/logdir"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/testrunner"
 	"github.com/failpass/failpass/internal/version"
 	"github.com/failpass/failpass/internal/worktree"
 )
 
 // Options is one sign-off of a card on its base.
 type Options struct {
-	Repo     *gitx.Repo
-	Card     *card.Card
-	CardPath string // the card's path, for the reference's static rules
-	Base     string // the commit the table runs on (see Base)
-	Repeat   int    // how many times the fail command runs; all must agree
+	// The card bound to the repository: the table runs on its base,
+	// which must hold (see Base), with its environment, which also keys
+	// the build cache.
+	*gate.Bound
+	Repeat int // how many times the fail command runs; all must agree
 
 	// Sandbox says whether the card's commands are contained. Contained
 	// base runs fill the card's build cache, keyed as the gate keys it
 	// (so the first gate after signing is warm), holding its lock; the
 	// reference's runs see it read-only, as a candidate's do.
 	Sandbox gate.SandboxMode
-	// Env is what a card command sees (gate.DefaultEnv): it also keys the
-	// build cache.
-	Env func(card.Command) []string
 
 	// HeldOut, when set, adds the held-out row: the card's held-out
 	// command, run on the base with the folder copied in, must fail.
@@ -136,26 +134,28 @@ func (e *Error) hint(format string, args ...any) *Error {
 }
 
 // Base is the commit the table runs on: base_sha when the card pins one,
-// else base_ref resolved once (a first signing writes it as base_sha).
-func Base(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
-	sha, err := gate.ResolveBase(ctx, repo, c)
-	var be *gate.BaseError
-	switch {
-	case !errors.As(err, &be):
-		return sha, err
-	case c.BaseSHA != "":
-		return "", errorf("%s", be).hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
+// else base_ref as Bind resolved it (a first signing writes it as
+// base_sha). One that does not hold is an *Error that says what to do.
+func Base(b *gate.Bound) (string, error) {
+	if b.BaseErr == nil {
+		return b.Base, nil
 	}
-	return "", errorf("%s", be).hint("or set base_ref to a branch, tag or commit that exists")
+	if b.Card.BaseSHA != "" {
+		return "", errorf("%s", b.BaseErr).hint("fetch it, or remove base_sha to sign at base_ref (then re-sign with --force)")
+	}
+	return "", errorf("%s", b.BaseErr).hint("or set base_ref to a branch, tag or commit that exists")
 }
 
 // Run runs the decision table: the fail command Repeat times and the
 // invariant once, then the held-out row and the reference row, each only
 // when every earlier row let the card through.
 func Run(ctx context.Context, o Options) (*Result, error) {
+	if _, err := Base(o.Bound); err != nil {
+		return nil, err
+	}
 	var policy *sandbox.Policy
 	if o.Sandbox == gate.SandboxOn {
-		policy = gate.Bound{Repo: o.Repo, Card: o.Card, Base: o.Base, Env: o.Env}.Policy()
+		policy = o.Policy()
 	}
 	if err := prepare(ctx, o, policy); err != nil {
 		return nil, err
@@ -252,7 +252,7 @@ func baseRows(ctx context.Context, o Options, policy *sandbox.Policy, r *Result)
 		if err != nil {
 			return nil, Verdict{}, err
 		}
-		cause := gate.EnvironmentOf(c.Fail, res, logOf(card.RoleFail, i))
+		cause := environment(c.Fail, res, logOf(card.RoleFail, i))
 		fmt.Fprintf(o.Out, "fail run %d/%d: %s in %s (expect %d)%s\n", i+1, n, res, ms(res.Duration), c.Fail.ExpectExit, causeNote(cause))
 		fails = append(fails, outcome(res, cause))
 		runs = append(runs, evidence(card.RoleFail, res))
@@ -261,7 +261,7 @@ func baseRows(ctx context.Context, o Options, policy *sandbox.Policy, r *Result)
 	if err != nil {
 		return nil, Verdict{}, err
 	}
-	cause := gate.EnvironmentOf(c.Invariant, res, logOf(card.RoleInvariant, 0))
+	cause := environment(c.Invariant, res, logOf(card.RoleInvariant, 0))
 	fmt.Fprintf(o.Out, "invariant: %s in %s (expect %d)%s\n", res, ms(res.Duration), c.Invariant.ExpectExit, causeNote(cause))
 	runs = append(runs, evidence(card.RoleInvariant, res))
 	v := Decide(fails, c.Fail.ExpectExit, outcome(res, cause), c.Invariant.ExpectExit)
@@ -367,7 +367,7 @@ func heldOutIn(ctx context.Context, o Options, wt *worktree.Worktree, log string
 	}
 	// Held-out tests that cannot even start on the base (a missing
 	// module, a build failure) would "fail there" without testing the bug.
-	cause := gate.EnvironmentOf(cmd, res, log)
+	cause := environment(cmd, res, log)
 	fmt.Fprintf(o.Out, "held-out: %s in %s (%d file(s); "+note+")%s\n", res, ms(res.Duration), len(copied), h.ExpectExit, causeNote(cause))
 	return &heldRun{res: res, cause: cause, stdout: res.Stdout}, nil
 }
@@ -426,7 +426,7 @@ func prepare(ctx context.Context, o Options, policy *sandbox.Policy) error {
 	if err != nil {
 		return err
 	}
-	res, err := gate.RunPrepare(ctx, gate.PrepareOptions{Repo: o.Repo, Card: o.Card, Base: o.Base, Policy: policy, LogDir: dir, Env: o.Env})
+	res, err := gate.RunPrepare(ctx, gate.PrepareOptions{Bound: o.Bound, Policy: policy, LogDir: dir})
 	if err != nil {
 		if ctx.Err() != nil {
 			return errorf("interrupted while running the prepare command; the card was left unchanged")
@@ -439,4 +439,11 @@ func prepare(ctx context.Context, o Options, policy *sandbox.Policy) error {
 		fmt.Fprintln(o.Out, "prepare: done before for this base and these commands")
 	}
 	return nil
+}
+
+// environment says why a finished run of cmd failed for its environment
+// rather than at a test, or "" (run.Result.Environment): the table reads
+// base runs as the gate's base rules do.
+func environment(cmd card.Command, res run.Result, log string) string {
+	return res.Environment(testrunner.Recognize(cmd.Cmd, cmd.Workdir).Kind, log)
 }

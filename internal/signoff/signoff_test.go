@@ -143,8 +143,12 @@ func TestRun(t *testing.T) {
 		}
 		var out, notes bytes.Buffer
 		var heard steps
-		res, err := Run(context.Background(), Options{Repo: repo, Card: c, CardPath: "card.yml", Base: base, Repeat: 2,
-			Sandbox: gate.SandboxOff, Env: gate.DefaultEnv(os.Getenv), HeldOut: tc.held, Reference: tc.ref,
+		b, err := gate.Bind(context.Background(), repo, c, "card.yml", os.Getenv)
+		if err != nil || b.Base != base {
+			t.Fatalf("Bind = %+v, %v; want the base %s", b, err, base)
+		}
+		res, err := Run(context.Background(), Options{Bound: b, Repeat: 2,
+			Sandbox: gate.SandboxOff, HeldOut: tc.held, Reference: tc.ref,
 			Out: &out, Notes: &notes, Progress: &heard})
 		if err != nil {
 			t.Errorf("%s: Run = %v", tc.name, err)
@@ -230,7 +234,16 @@ func TestBase(t *testing.T) {
 		{"nope", "", ""},
 		{"main", strings.Repeat("0", 40), ""},
 	} {
-		got, err := Base(context.Background(), repo, &card.Card{BaseRef: tc.ref, BaseSHA: tc.sha})
+		c, err := card.Parse("card.yml", []byte(strings.Replace(cardFmt, "%s", cleanInvariant, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.BaseRef, c.BaseSHA = tc.ref, tc.sha
+		b, err := gate.Bind(context.Background(), repo, c, "card.yml", os.Getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Base(b)
 		var e *Error
 		switch {
 		case tc.want != "" && (err != nil || got != tc.want):
