@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/failpass/failpass/internal/verdict"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,6 +26,7 @@ import (
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/shard"
 	"github.com/failpass/failpass/internal/sign"
+	"github.com/failpass/failpass/internal/verdict"
 )
 
 const gateUsage = `failpass gate --card FILE --diff FILE|- [--diff FILE ...] [--manifest FILE] [--repo DIR] [--json] [--quiet]
@@ -204,40 +204,36 @@ func checkGateFlags(f *gateFlags, pos []string) error {
 	return nil
 }
 
+// gateCandidates is the one gate path: the candidates, one or many, each
+// card bound once, checked together (setUpGate); then one candidate is
+// gated alone (gateOne) and many as a batch (gateBatch).
 func gateCandidates(ctx context.Context, env *Env, f *gateFlags) error {
-	if f.batch() {
-		return gateBatch(ctx, env, f)
-	}
-	c, err := card.Load(f.card)
-	if err != nil {
-		return err
-	}
 	repo, err := gitx.Open(ctx, f.repo)
 	if err != nil {
 		return err
 	}
-	bound, err := gate.Bind(ctx, repo, c, f.card, env.Getenv)
+	cands, err := gateInputs(ctx, env, f, repo)
 	if err != nil {
 		return err
 	}
-	// Not a batch: one candidate, the commits' change or one --diff.
-	cand := &batchCandidate{name: f.commits, cardPath: f.card, card: c, bound: bound}
-	if f.commits != "" {
-		var r gitpatch.Range
-		if r, err = gitpatch.ParseRange(f.commits); err == nil {
-			cand.diff, err = gitpatch.RangeDiff(ctx, repo, r)
-		}
-	} else {
-		cand.name = f.diffs[0]
-		cand.diff, err = readDiff(env, cand.name)
+	if !f.batch() && cands[0].err != nil {
+		return cands[0].err // one candidate's unreadable input is the command's trouble
 	}
+	s, err := setUpGate(ctx, env, f, repo, cands)
 	if err != nil {
 		return err
 	}
-	s, err := setUpGate(ctx, env, f, repo, []*batchCandidate{cand})
-	if err != nil {
-		return err
+	if f.batch() {
+		return gateBatch(ctx, env, f, s, cands)
 	}
+	return gateOne(ctx, env, f, s, cands[0])
+}
+
+// gateOne gates one candidate (the commits' change or one --diff) with
+// what only a lone gate does: a record, a kept worktree, a log folder of
+// the user's, the step-by-step report.
+func gateOne(ctx context.Context, env *Env, f *gateFlags, s *gateSetup, cand *batchCandidate) error {
+	repo, c := s.repo, cand.card
 	if f.record != "" {
 		// A key that cannot sign, or a folder that cannot hold the record,
 		// must stop the gate before its commands run, not after.
@@ -394,7 +390,8 @@ type batchCandidate struct {
 	name     string // as given: the --diff argument or the manifest's diff field
 	cardPath string
 	diffPath string
-	where    string // for messages: "--diff X" or "manifest.jsonl:3"
+	commits  string // --commits BASE..HEAD: the diff is the range's change
+	where    string // for messages: "--diff X", "--commits R" or "manifest.jsonl:3"
 	card     *card.Card
 	bound    *gate.Bound // card bound to the repository
 	diff     []byte
@@ -407,12 +404,15 @@ type batchCandidate struct {
 // maxManifest bounds the manifest file.
 const maxManifest = 64 << 20
 
-// batchCandidates lists the candidates (--diff ones first, then the
-// manifest's), takes the shard's slice, and loads every card and diff,
-// binding each card to repo once, before anything runs: a bad input is
-// an error verdict of its own.
-func batchCandidates(ctx context.Context, env *Env, f *gateFlags, repo *gitx.Repo) ([]*batchCandidate, error) {
+// gateInputs lists the candidates (the --commits change, or the --diff
+// ones first, then the manifest's), takes the shard's slice, and loads
+// every card and diff, binding each card to repo once, before anything
+// runs: in a batch, a bad input is an error verdict of its own.
+func gateInputs(ctx context.Context, env *Env, f *gateFlags, repo *gitx.Repo) ([]*batchCandidate, error) {
 	var all []*batchCandidate
+	if f.commits != "" {
+		all = append(all, &batchCandidate{name: f.commits, cardPath: f.card, commits: f.commits, where: "--commits " + f.commits})
+	}
 	for _, d := range f.diffs {
 		all = append(all, &batchCandidate{name: d, cardPath: f.card, diffPath: d, where: "--diff " + d})
 	}
@@ -467,6 +467,13 @@ func batchCandidates(ctx context.Context, env *Env, f *gateFlags, repo *gitx.Rep
 			c.err = l.err
 			continue
 		}
+		if c.commits != "" {
+			var r gitpatch.Range
+			if r, c.err = gitpatch.ParseRange(c.commits); c.err == nil {
+				c.diff, c.err = gitpatch.RangeDiff(ctx, repo, r)
+			}
+			continue
+		}
 		if c.diff, c.err = readDiff(env, c.diffPath); c.err != nil {
 			var ue *Error
 			if errors.As(c.err, &ue) && c.where != "--diff "+c.diffPath {
@@ -492,19 +499,8 @@ func errorVerdict(c *batchCandidate) *verdict.Verdict {
 // per card, patched sides in parallel pooled worktrees, results cached.
 // Output: one line (or JSON object) per candidate as it finishes, then a
 // summary.
-func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
-	repo, err := gitx.Open(ctx, f.repo)
-	if err != nil {
-		return err
-	}
-	cands, err := batchCandidates(ctx, env, f, repo)
-	if err != nil {
-		return err
-	}
-	s, err := setUpGate(ctx, env, f, repo, cands)
-	if err != nil {
-		return err
-	}
+func gateBatch(ctx context.Context, env *Env, f *gateFlags, s *gateSetup, cands []*batchCandidate) error {
+	repo := s.repo
 	var cache *gate.Cache
 	if !f.noCache {
 		cache = gate.OpenCache(repo)
@@ -543,7 +539,7 @@ func gateBatch(ctx context.Context, env *Env, f *gateFlags) error {
 		}
 	}
 	prog := newProgress(env, len(cands))
-	err = b.Run(ctx, opts, func(j int, v *verdict.Verdict) error {
+	err := b.Run(ctx, opts, func(j int, v *verdict.Verdict) error {
 		verdicts[runnable[j]] = v
 		sum.Add(v)
 		prog.clear()

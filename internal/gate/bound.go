@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -43,12 +44,12 @@ type Bound struct {
 // BaseErr, not returned: a gate decides card.base on it. The error is
 // trouble reading the repository or the card.
 func Bind(ctx context.Context, repo *gitx.Repo, c *card.Card, path string, getenv func(string) string) (*Bound, error) {
-	b := &Bound{Repo: repo, Card: c, Path: path, InRepo: CardInRepo(repo, path), Env: DefaultEnv(getenv)}
+	b := &Bound{Repo: repo, Card: c, Path: path, InRepo: cardInRepo(repo, path), Env: DefaultEnv(getenv)}
 	var err error
 	if b.Digest, err = c.Digest(); err != nil {
 		return nil, err
 	}
-	b.Base, err = ResolveBase(ctx, repo, c)
+	b.Base, err = resolveBase(ctx, repo, c)
 	if errors.As(err, &b.BaseErr) {
 		err = nil
 	}
@@ -90,9 +91,9 @@ func (b *Bound) Policy() *sandbox.Policy {
 	return &sandbox.Policy{CacheDir: b.CacheDir(), Deps: b.DepsDir()}
 }
 
-// CardInRepo is the card's path relative to the repository root, or ""
+// cardInRepo is the card's path relative to the repository root, or ""
 // when the card lives outside it (then it is no oracle file).
-func CardInRepo(repo *gitx.Repo, cardPath string) string {
+func cardInRepo(repo *gitx.Repo, cardPath string) string {
 	if cardPath == "" {
 		return ""
 	}
@@ -112,4 +113,63 @@ func CardInRepo(repo *gitx.Repo, cardPath string) string {
 		return ""
 	}
 	return filepath.ToSlash(rel)
+}
+
+// resolveBase is the card's base commit in repo: base_sha when signed in,
+// else base_ref resolved once. Bind asks here for every command that
+// needs a card's base, which says what went wrong in BaseError's
+// words. A base that is not a commit in repo, or a base_sha that
+// resolves to another commit, is a *BaseError.
+func resolveBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
+	want, field := c.BaseRev(), "base_ref"
+	if c.BaseSHA != "" {
+		field = "base_sha"
+	}
+	sha, err := repo.Commit(ctx, want)
+	if err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			return "", &BaseError{Field: field, Rev: want, Dir: repo.Dir, fetch: fetchCommand(ctx, repo, want)}
+		}
+		return "", err
+	}
+	if c.BaseSHA != "" && sha != c.BaseSHA {
+		return "", &BaseError{Field: field, Rev: c.BaseSHA, Resolved: sha}
+	}
+	return sha, nil
+}
+
+// BaseError is a card's base that does not hold in a repository: the
+// card's Field (base_sha or base_ref) names Rev, which is not a commit in
+// the repository at Dir, or, with Resolved set, the card's base_sha Rev
+// resolves to another commit.
+type BaseError struct {
+	Field, Rev, Dir string
+	Resolved        string
+	fetch           string // the git command that fetches Rev
+}
+
+func (e *BaseError) Error() string {
+	if e.Resolved != "" {
+		return fmt.Sprintf("%s %s resolves to %s", e.Field, e.Rev, e.Resolved)
+	}
+	return fmt.Sprintf("%s %q is not a commit in the repository at %s; fetch it: %s", e.Field, e.Rev, e.Dir, e.fetch)
+}
+
+// fetchCommand is the git command that fetches rev into repo (from the
+// repository's "origin", else its first remote, else a placeholder).
+func fetchCommand(ctx context.Context, repo *gitx.Repo, rev string) string {
+	remote := "<remote>"
+	if out, err := repo.Git(ctx, "remote"); err == nil {
+		names := strings.Fields(string(out))
+		for i, n := range names {
+			if n == "origin" || i == 0 {
+				remote = n
+			}
+			if n == "origin" {
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("git -C %s fetch %s %s", repo.Dir, remote, rev)
 }

@@ -299,4 +299,3 @@ func canaryToken() (string, error) {
 		}
 	}
 }
-

@@ -371,7 +371,7 @@ func (g *gateRun) cardRules(ctx context.Context) error {
 		return g.fail(RuleCardSignature, "no allowed signers to verify the card's signatures against")
 	}
 
-	base, err := g.resolveBase()
+	base, err := g.boundBase()
 	if err != nil {
 		return err
 	}
@@ -400,72 +400,13 @@ func (g *gateRun) cardRules(ctx context.Context) error {
 	return nil
 }
 
-// resolveBase is the base commit Bind resolved; one that does not hold
+// boundBase is the base commit Bind resolved; one that does not hold
 // breaks card.base.
-func (g *gateRun) resolveBase() (string, error) {
+func (g *gateRun) boundBase() (string, error) {
 	if g.o.BaseErr != nil {
 		return "", g.fail(RuleCardBase, g.o.BaseErr.Error())
 	}
 	return g.o.Base, nil
-}
-
-// ResolveBase is the card's base commit in repo: base_sha when signed in,
-// else base_ref resolved once. Every command that needs a card's base
-// asks here, and says what went wrong in BaseError's words. A base that
-// is not a commit in repo, or a base_sha that resolves to another
-// commit, is a *BaseError.
-func ResolveBase(ctx context.Context, repo *gitx.Repo, c *card.Card) (string, error) {
-	want, field := c.BaseRev(), "base_ref"
-	if c.BaseSHA != "" {
-		field = "base_sha"
-	}
-	sha, err := repo.Commit(ctx, want)
-	if err != nil {
-		var ge *gitx.Error
-		if errors.As(err, &ge) {
-			return "", &BaseError{Field: field, Rev: want, Dir: repo.Dir, fetch: fetchCommand(ctx, repo, want)}
-		}
-		return "", err
-	}
-	if c.BaseSHA != "" && sha != c.BaseSHA {
-		return "", &BaseError{Field: field, Rev: c.BaseSHA, Resolved: sha}
-	}
-	return sha, nil
-}
-
-// BaseError is a card's base that does not hold in a repository: the
-// card's Field (base_sha or base_ref) names Rev, which is not a commit in
-// the repository at Dir, or, with Resolved set, the card's base_sha Rev
-// resolves to another commit.
-type BaseError struct {
-	Field, Rev, Dir string
-	Resolved        string
-	fetch           string // the git command that fetches Rev
-}
-
-func (e *BaseError) Error() string {
-	if e.Resolved != "" {
-		return fmt.Sprintf("%s %s resolves to %s", e.Field, e.Rev, e.Resolved)
-	}
-	return fmt.Sprintf("%s %q is not a commit in the repository at %s; fetch it: %s", e.Field, e.Rev, e.Dir, e.fetch)
-}
-
-// fetchCommand is the git command that fetches rev into repo (from the
-// repository's "origin", else its first remote, else a placeholder).
-func fetchCommand(ctx context.Context, repo *gitx.Repo, rev string) string {
-	remote := "<remote>"
-	if out, err := repo.Git(ctx, "remote"); err == nil {
-		names := strings.Fields(string(out))
-		for i, n := range names {
-			if n == "origin" || i == 0 {
-				remote = n
-			}
-			if n == "origin" {
-				break
-			}
-		}
-	}
-	return fmt.Sprintf("git -C %s fetch %s %s", repo.Dir, remote, rev)
 }
 
 // diffRules reads the diff (diff.parse, diff.path), judges the budget
