@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/failpass/failpass/internal/atomicfile"
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
@@ -113,82 +111,43 @@ func runCardSign(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 
-	// A card that carries signatures is co-signed over the same bytes, or
-	// with --force re-signed from scratch. Co-signing a card whose signed
-	// bytes changed since would add a signature nobody else made.
-	witness := len(c.Signatures) > 0 && !*force
-	if *force && len(c.Signatures) > 0 {
-		fmt.Fprintf(env.Stderr, "--force: if the table says sign, the card's %d signature(s) are replaced\n", len(c.Signatures))
-	}
-	if witness {
-		if err := signoff.CheckCosign(c, *path, fp); err != nil {
-			return err
-		}
-	}
-
 	bound, err := gate.Bind(ctx, repo, c, *path, env.Getenv)
 	if err != nil {
 		return err
 	}
-	base, err := signoff.Base(bound)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "base: %s", base)
-	if c.BaseRef != "" && c.BaseSHA == "" {
-		fmt.Fprintf(env.Stdout, " (%s)", c.BaseRef)
-	}
-	fmt.Fprintln(env.Stdout)
-
-	o := signoff.Options{Bound: bound, Repeat: *repeat, Sandbox: gateSandbox(env, *sandboxMode == "off"),
-		HeldOut: held, Reference: refDiff, Out: env.Stdout, Notes: env.Stderr}
 	prog := newStepProgress(env, "card sign", *quiet)
+	o := signoff.Signing{
+		Options: signoff.Options{Bound: bound, Repeat: *repeat, Sandbox: gateSandbox(env, *sandboxMode == "off"),
+			HeldOut: held, Reference: refDiff, Out: env.Stdout, Notes: env.Stderr},
+		Orig: orig, Force: *force, Signer: signer, Principal: who,
+	}
 	if prog != nil {
 		o.Progress = prog
 	}
-	res, err := signoff.Run(ctx, o)
+	res, err := signoff.Sign(ctx, o)
 	prog.close()
 	if err != nil {
 		return err
 	}
-	if res.Verdict.Decision == signoff.DecisionSign && res.Wrote != nil {
-		// The expected output the reference fix printed: written into the
-		// held-out folder (never shown), and the digest covers it.
-		out := filepath.Join(held.Dir, c.HeldOut.ExpectStdout)
-		if err := atomicfile.Create(out, res.Wrote, 0o644); err != nil {
-			return Errorf("cannot write the expected output %s: %v", out, err)
-		}
-		fmt.Fprintf(env.Stdout, "held_out.expect_stdout: wrote %s\n", out)
-		held = res.HeldOut
+	if res.ExpectStdout != "" {
+		fmt.Fprintf(env.Stdout, "held_out.expect_stdout: wrote %s\n", res.ExpectStdout)
 	}
-	verdict := res.Verdict
-	fmt.Fprintf(env.Stdout, "decision: %s: %s\n", verdict.Decision, verdict.Reason)
-	if verdict.Decision != signoff.DecisionSign {
+	fmt.Fprintf(env.Stdout, "decision: %s: %s\n", res.Verdict.Decision, res.Verdict.Reason)
+	if res.Card == nil {
 		fmt.Fprintf(env.Stdout, "card %s: not signed (left unchanged)\n", *path)
 		return Exit(ExitFail)
 	}
-
-	// A witness's runs are printed, not stored: the bytes stay the ones the
-	// first signer signed.
-	sealed, err := signoff.Seal(orig, c, res, base, held, witness, signer, who, time.Now())
-	if err != nil {
-		return err
-	}
-	if !sealed.Kept {
+	if !res.Kept {
 		fmt.Fprintf(env.Stderr, "warning: %s was rewritten in failpass's layout; its comments could not be kept\n", *path)
 	}
-	next, data := sealed.Card, sealed.Data
-	if err := cardReplace(*path, orig, data); err != nil {
-		return err
-	}
-	digest, _ := next.Digest()
+	digest, _ := res.Card.Digest()
 	role := "signed"
-	if witness {
-		role = fmt.Sprintf("co-signed (%d signatures)", len(next.Signatures))
+	if res.Witness {
+		role = fmt.Sprintf("co-signed (%d signatures)", len(res.Card.Signatures))
 	}
 	fmt.Fprintf(env.Stdout, "card %s: %s as %s with %s key %s\ncard_digest: %s\n", *path, role, who, signer.PublicKey().Type(), fp, digest)
-	if held != nil {
-		fmt.Fprintf(env.Stdout, "held_out.digest: %s\n", held.Digest)
+	if res.HeldOut != nil {
+		fmt.Fprintf(env.Stdout, "held_out.digest: %s\n", res.HeldOut.Digest)
 	}
 	return nil
 }
@@ -310,7 +269,7 @@ func runCardAnnotate(ctx context.Context, env *Env, args []string) error {
 	if !kept {
 		fmt.Fprintf(env.Stderr, "warning: %s was rewritten in failpass's layout; its comments could not be kept\n", *path)
 	}
-	if err := cardReplace(*path, orig, data); err != nil {
+	if err := card.Replace(*path, orig, data); err != nil {
 		return err
 	}
 	b := next.EffectiveBudget()
@@ -367,20 +326,6 @@ func parseTightenFlags(items []string) (*card.Tightening, error) {
 		}
 	}
 	return t, nil
-}
-
-// cardReplace writes data over the card at path durably, keeping its
-// mode and writing a symlinked card through to its target. It refuses
-// when the file no longer holds orig: someone else wrote it while the
-// table ran, and their write must not be lost.
-func cardReplace(path string, orig, data []byte) error {
-	switch err := atomicfile.Replace(path, data, orig); {
-	case errors.Is(err, atomicfile.ErrChanged):
-		return Errorf("%s changed while failpass was working on it; nothing written", path).Hint("run the command again")
-	case err != nil:
-		return Errorf("cannot write %s: %v", path, err).Hint("the card's folder must be writable")
-	}
-	return nil
 }
 
 // signerPrincipal is the name card sign signs as: --principal, else the

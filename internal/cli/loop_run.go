@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/failpass/failpass/internal/card"
-	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/loop"
 	"github.com/failpass/failpass/internal/loopdoc"
@@ -117,7 +115,7 @@ func runLoopStart(ctx context.Context, env *Env, args []string) (err error) {
 	}
 	var trust sign.Trust
 	if f.card != "" {
-		if req.Card, trust, err = loadCardPolicy(ctx, env, repo, settings); err != nil {
+		if req.Card, trust, err = loop.LoadCard(ctx, repo, settings, env.Getenv, env.Stderr); err != nil {
 			return err
 		}
 	}
@@ -160,39 +158,6 @@ func absPath(p string) string {
 		return p
 	}
 	return a
-}
-
-// loadCardPolicy loads, checks the signature of, and prepares the card;
-// it also returns the signature check (nil for an unsigned card).
-func loadCardPolicy(ctx context.Context, env *Env, repo *gitx.Repo, st *loop.Settings) (*loop.CardPolicy, sign.Trust, error) {
-	c, err := card.Load(st.Card)
-	if err != nil {
-		return nil, nil, err
-	}
-	var trust sign.Trust
-	if st.AllowUnsigned {
-		fmt.Fprintln(env.Stderr, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
-	} else {
-		// The gate's trust roots: --allowed-signers, else git config
-		// gpg.ssh.allowedSignersFile, never a file inside failpass's
-		// worktrees.
-		if trust, err = gate.TrustIn(ctx, repo, st.AllowedSigners); err != nil {
-			return nil, nil, err
-		}
-		if trust == nil {
-			return nil, nil, Errorf("card %s: no allowed signers to check its signature against", st.Card).
-				Hint("pass --allowed-signers FILE, or set git config gpg.ssh.allowedSignersFile, or --allow-unsigned deliberately")
-		}
-		if _, err := trust(c); err != nil {
-			return nil, nil, Errorf("card %s: signature: %v", st.Card, err).Hint("sign it with 'failpass card sign', or pass --allow-unsigned deliberately")
-		}
-	}
-	b, err := gate.Bind(ctx, repo, c, st.Card, env.Getenv)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := loop.NewCardPolicy(ctx, b)
-	return p, trust, err
 }
 
 // roleGrants checks what --role-read, --role-env and --role-network
@@ -272,7 +237,7 @@ func runLoopResume(ctx context.Context, env *Env, args []string) (err error) {
 	var cp *loop.CardPolicy
 	var trust sign.Trust
 	if st.Card != "" {
-		if cp, trust, err = loadCardPolicy(ctx, env, repo, st); err != nil {
+		if cp, trust, err = loop.LoadCard(ctx, repo, st, env.Getenv, env.Stderr); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/failpass/failpass/internal/budget"
 	"github.com/failpass/failpass/internal/card"
@@ -11,6 +12,7 @@ import (
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/loopdoc"
 	"github.com/failpass/failpass/internal/shellquote"
+	"github.com/failpass/failpass/internal/sign"
 )
 
 // Validation command names a card's commands get in the invocation.
@@ -95,4 +97,39 @@ func (p *CardPolicy) CheckTree(ctx context.Context, repo *gitx.Repo, tree string
 	s := p.Scope
 	s.Harness = inputs
 	return s.Check(cs), nil
+}
+
+// LoadCard reads the card the settings name, checks its signature as the
+// gate would (st.AllowedSigners, else git config
+// gpg.ssh.allowedSignersFile; never a file inside failpass's worktrees)
+// unless st.AllowUnsigned, which it says on log, and binds it to repo.
+// It returns the signature check too, for the attempts' gate records
+// (nil for an unsigned card).
+func LoadCard(ctx context.Context, repo *gitx.Repo, st *Settings, getenv func(string) string, log io.Writer) (*CardPolicy, sign.Trust, error) {
+	c, err := card.Load(st.Card)
+	if err != nil {
+		return nil, nil, err
+	}
+	var trust sign.Trust
+	if st.AllowUnsigned {
+		fmt.Fprintln(log, "failpass: warning: --allow-unsigned: the card's commands were not verified by any signer")
+	} else {
+		if trust, err = gate.TrustIn(ctx, repo, st.AllowedSigners); err != nil {
+			return nil, nil, err
+		}
+		if trust == nil {
+			return nil, nil, &InputError{Msg: fmt.Sprintf("card %s: no allowed signers to check its signature against", st.Card),
+				Hint: "pass --allowed-signers FILE, or set git config gpg.ssh.allowedSignersFile, or --allow-unsigned deliberately"}
+		}
+		if _, err := trust(c); err != nil {
+			return nil, nil, &InputError{Msg: fmt.Sprintf("card %s: signature: %v", st.Card, err),
+				Hint: "sign it with 'failpass card sign', or pass --allow-unsigned deliberately"}
+		}
+	}
+	b, err := gate.Bind(ctx, repo, c, st.Card, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := NewCardPolicy(ctx, b)
+	return p, trust, err
 }
