@@ -184,6 +184,30 @@ func (r *Repo) RemoteURL(ctx context.Context, name string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
+// RemoteHead is the commit the ref (a full name, refs/heads/x) names on
+// the remote (git ls-remote); a remote without it is an error naming
+// both.
+func (r *Repo) RemoteHead(ctx context.Context, remote, ref string) (string, error) {
+	out, err := r.Git(ctx, "ls-remote", "--refs", "--", remote, ref)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if sha, name, ok := strings.Cut(line, "\t"); ok && name == ref {
+			return sha, nil
+		}
+	}
+	return "", fmt.Errorf("%s has no ref %s", remote, ref)
+}
+
+// UpdateRef points ref at commit with reason in its reflog; with old
+// given, only while ref still points at old (or, old "", does not
+// exist), as git update-ref checks it.
+func (r *Repo) UpdateRef(ctx context.Context, reason, ref, commit string, old ...string) error {
+	_, err := r.Git(ctx, append([]string{"update-ref", "-m", reason, ref, commit}, old...)...)
+	return err
+}
+
 // Tracked lists the files of the index, as paths from the top of the
 // repository (git ls-files --full-name).
 func (r *Repo) Tracked(ctx context.Context) ([]string, error) {

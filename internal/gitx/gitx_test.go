@@ -155,6 +155,20 @@ func TestRepoQueries(t *testing.T) {
 	if _, err := repo.RemoteURL(ctx, "nope"); !errors.As(err, &ge) {
 		t.Errorf("RemoteURL(nope) = %v; want an *Error", err)
 	}
+	// UpdateRef with an old value moves the ref only from it; RemoteHead
+	// reads a remote's ref (here the repository itself, as a path).
+	if err := repo.UpdateRef(ctx, "test", "refs/heads/x", head); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.UpdateRef(ctx, "test", "refs/heads/x", head, tree); err == nil {
+		t.Errorf("UpdateRef(x, old %s) moved x, which pointed at %s", tree, head)
+	}
+	if got, err := repo.RemoteHead(ctx, repo.Dir, "refs/heads/x"); err != nil || got != head {
+		t.Errorf("RemoteHead(x) = %q, %v; want %s", got, err, head)
+	}
+	if got, err := repo.RemoteHead(ctx, repo.Dir, "refs/heads/nope"); err == nil {
+		t.Errorf("RemoteHead(nope) = %q; want an error", got)
+	}
 	if _, err := repo.Tree(ctx, "nope"); !errors.As(err, &ge) {
 		t.Errorf("Tree(nope) = %v; want an *Error", err)
 	}

@@ -35,7 +35,7 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	}
 	// Reserve: the preserved ref first, so the checkpoint never names a
 	// ref that does not exist, then the interrupted attempt.
-	if _, err := e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: reserve attempt", ref, head); err != nil {
+	if err := e.repo.UpdateRef(e.ctx, "failpass loop: reserve attempt", ref, head); err != nil {
 		return attemptOutcome{}, err
 	}
 	a := loopdoc.CycleAttempt{Sequence: seq, StartedFromHead: head, Outcome: "interrupted", FindingID: strings.Join(ids, ",")}
@@ -204,7 +204,7 @@ func (e *engine) attempt(accepted []model.Finding, failures []model.ValidationFa
 	}
 	e.validatedTrees[commit] = validated
 	e.recordAttempt(seq, commit)
-	if _, err := e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: attempt commit", ref, commit, head); err != nil {
+	if err := e.repo.UpdateRef(e.ctx, "failpass loop: attempt commit", ref, commit, head); err != nil {
 		return attemptOutcome{}, err
 	}
 	if err := e.save("validate_and_commit", fmt.Sprintf("promote %s (attempt %d) to %s", short(commit), seq, e.inv.Candidate.Branch)); err != nil {
@@ -295,7 +295,7 @@ func (e *engine) fail(t *attemptTree, ident []string, seq int, reason string) er
 // commit.
 func (e *engine) failCommit(seq int, commit, reason string) error {
 	e.logf("attempt %d failed: %s", seq, reason)
-	e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: preserve failed attempt", e.attemptRef(seq), commit)
+	e.repo.UpdateRef(e.ctx, "failpass loop: preserve failed attempt", e.attemptRef(seq), commit)
 	e.markFailed(seq, reason)
 	return e.save("fix", "decide whether to try again from "+short(e.cp.CurrentHead))
 }
@@ -310,7 +310,7 @@ func (e *engine) preserve(t *attemptTree, ident []string, seq int, reason string
 		return
 	}
 	if c, err := t.Commit(e.ctx, tree, ident, e.subject(seq, reason), e.body(nil, reason)); err == nil {
-		e.repo.Git(e.ctx, "update-ref", "-m", "failpass loop: preserve failed attempt", e.attemptRef(seq), c)
+		e.repo.UpdateRef(e.ctx, "failpass loop: preserve failed attempt", e.attemptRef(seq), c)
 	}
 }
 

@@ -194,7 +194,7 @@ func updatePR(ctx context.Context, repo *gitx.Repo, inv *loopdoc.Invocation, r R
 	if err != nil {
 		return &InputError{Msg: fmt.Sprintf("--remote %s is not a git remote here", r.Remote)}
 	}
-	observed, err := lsRemote(ctx, repo, r.Remote, ref)
+	observed, err := repo.RemoteHead(ctx, r.Remote, ref)
 	if err != nil {
 		return &InputError{Msg: fmt.Sprintf("cannot read %s on %s: %v", ref, r.Remote, err)}
 	}
@@ -203,19 +203,6 @@ func updatePR(ctx context.Context, repo *gitx.Repo, inv *loopdoc.Invocation, r R
 	inv.Publication = loopdoc.InvocationPublication{Policy: "update_pr", PullRequest: &loopdoc.PushTarget{
 		HeadRepository: url, HeadRef: ref, ExpectedOldHeadSHA: r.ExpectedOld, BaseRef: baseRef, BaseSHA: baseSHA}}
 	return nil
-}
-
-func lsRemote(ctx context.Context, repo *gitx.Repo, remote, ref string) (string, error) {
-	out, err := repo.Git(ctx, "ls-remote", "--refs", "--", remote, ref)
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if sha, name, ok := strings.Cut(line, "\t"); ok && name == ref {
-			return sha, nil
-		}
-	}
-	return "", fmt.Errorf("no ref %s", ref)
 }
 
 // repositoryOf is the repository's identity (the URL of the named remote,

@@ -33,7 +33,7 @@ func promote(ctx context.Context, repo *gitx.Repo, branch, old, commit string, h
 		}
 	}
 	if dir == "" {
-		if _, err := repo.Git(ctx, "update-ref", "-m", "failpass loop: fast-forward", ref, commit, old); err != nil {
+		if err := repo.UpdateRef(ctx, "failpass loop: fast-forward", ref, commit, old); err != nil {
 			return fmt.Errorf("the branch moved: %w", err)
 		}
 		return nil

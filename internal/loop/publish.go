@@ -1,23 +1,8 @@
 package loop
 
-import (
-	"fmt"
-	"strings"
-)
-
 // readRemote reads the update_pr target's head from the remote.
 func (e *engine) readRemote() (string, error) {
-	ref := e.inv.Publication.PullRequest.HeadRef
-	out, err := e.repo.Git(e.ctx, "ls-remote", "--refs", "--", e.cfg.Remote, ref)
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if sha, name, ok := strings.Cut(line, "\t"); ok && name == ref {
-			return sha, nil
-		}
-	}
-	return "", fmt.Errorf("%s has no ref %s", e.cfg.Remote, ref)
+	return e.repo.RemoteHead(e.ctx, e.cfg.Remote, e.inv.Publication.PullRequest.HeadRef)
 }
 
 // publish ends a converged loop. local_commit writes nothing anywhere.
