@@ -9,6 +9,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
+	"github.com/failpass/failpass/internal/logdir"
 	"github.com/failpass/failpass/internal/sandbox"
 )
 
@@ -89,6 +90,13 @@ func (b *Bound) DepsDir() string {
 // the prepare command.
 func (b *Bound) Policy() *sandbox.Policy {
 	return &sandbox.Policy{CacheDir: b.CacheDir(), Deps: b.DepsDir()}
+}
+
+// NewLogDir makes a fresh private folder for the logs of one command on
+// the card (logdir.New in the repository's state, named by kind), which
+// the one pruning rule of every log folder keeps or drops.
+func (b *Bound) NewLogDir(kind string) (string, error) {
+	return logdir.New(b.Repo.StateDir(), kind)
 }
 
 // cardInRepo is the card's path relative to the repository root, or ""

@@ -8,7 +8,6 @@ import (
 
 	"github.com/failpass/failpass/internal/gate"
 	"github.com/failpass/failpass/internal/gitx"
-	"github.com/failpass/failpass/internal/logdir"
 	"github.com/failpass/failpass/internal/model"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
@@ -89,7 +88,7 @@ func Prepare(ctx context.Context, cfg Config, cp *CardPolicy) error {
 	if cp == nil {
 		return nil
 	}
-	logDir, err := logdir.New(cp.Repo.StateDir(), "")
+	logDir, err := cp.NewLogDir("")
 	if err != nil {
 		return err
 	}

@@ -41,10 +41,7 @@ func mutationRow(ctx context.Context, o Options, policy *sandbox.Policy) (string
 	if err := os.WriteFile(filepath.Join(wt.Dir, filepath.FromSlash(m.File)), m.Mutated, 0o644); err != nil {
 		return "", err
 	}
-	logDir, err := logDir(o.Repo)
-	if err != nil {
-		return "", err
-	}
+	logDir := o.logs
 	side, err := gate.EnterCandidate(o.Repo, policy)
 	if err != nil {
 		return "", err

@@ -39,11 +39,7 @@ func referenceRow(ctx context.Context, o Options, policy *sandbox.Policy, v Verd
 		return nil, v, err
 	}
 	defer wt.Remove(ctx)
-	logDir, err := logDir(o.Repo)
-	if err != nil {
-		return nil, v, err
-	}
-	fmt.Fprintf(o.Notes, "reference logs: %s\n", logDir)
+	logDir := o.logs
 	// The reference is a diff like any candidate's: its runs see the
 	// card's build cache through a private layer and never write it.
 	side, err := gate.EnterCandidate(o.Repo, policy)
@@ -116,11 +112,7 @@ func probeRow(ctx context.Context, o Options, policy *sandbox.Policy, r *Result)
 		return r.Verdict, err
 	}
 	defer wt.Remove(ctx)
-	logDir, err := logDir(o.Repo)
-	if err != nil {
-		return r.Verdict, err
-	}
-	fmt.Fprintf(o.Notes, "reference held-out logs: %s\n", logDir)
+	logDir := o.logs
 	var outs [][]byte
 	for i := 0; i < 2; i++ {
 		if err := wt.Reset(ctx, o.Base); err != nil {

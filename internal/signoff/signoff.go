@@ -20,9 +20,7 @@ import (
 
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gate"
-	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/heldout"
-	"github.com/failpass/failpass/internal/logdir"
 	"github.com/failpass/failpass/internal/run"
 	"github.com/failpass/failpass/internal/sandbox"
 	"github.com/failpass/failpass/internal/testrunner"
@@ -57,6 +55,9 @@ type Options struct {
 	// Progress hears of each run as it starts and ends; nil hears
 	// nothing.
 	Progress Progress
+
+	// logs is the one log folder of the sign-off, made by Run.
+	logs string
 }
 
 // Progress hears of the runs of a sign-off as they happen.
@@ -157,6 +158,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Sandbox == gate.SandboxOn {
 		policy = o.Policy()
 	}
+	var err error
+	if o.logs, err = o.NewLogDir("sign"); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Notes, "logs: %s\n", o.logs)
 	if err := prepare(ctx, o, policy); err != nil {
 		return nil, err
 	}
@@ -197,11 +203,7 @@ func baseRows(ctx context.Context, o Options, policy *sandbox.Policy, r *Result)
 		return nil, Verdict{}, err
 	}
 	defer wt.Remove(ctx)
-	logDir, err := logDir(o.Repo)
-	if err != nil {
-		return nil, Verdict{}, err
-	}
-	fmt.Fprintf(o.Notes, "logs: %s\n", logDir)
+	logDir := o.logs
 	if policy != nil {
 		// Writers of the build cache hold its lock (see sandbox.LockCache).
 		unlock, err := sandbox.LockCache(policy.CacheDir)
@@ -404,7 +406,6 @@ func exitCode(r run.Result) int {
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
 
 // logDir makes a fresh folder for this signing's command logs.
-func logDir(repo *gitx.Repo) (string, error) { return logdir.New(repo.StateDir(), "sign") }
 
 // ReferenceDigest is how signoff.reference names a reference fix: the
 // SHA-256 of its bytes as given, like a gate's diff_digest.
@@ -422,11 +423,7 @@ func prepare(ctx context.Context, o Options, policy *sandbox.Policy) error {
 	if o.Card.Prepare == nil {
 		return nil
 	}
-	dir, err := logDir(o.Repo)
-	if err != nil {
-		return err
-	}
-	res, err := gate.RunPrepare(ctx, gate.PrepareOptions{Bound: o.Bound, Policy: policy, LogDir: dir})
+	res, err := gate.RunPrepare(ctx, gate.PrepareOptions{Bound: o.Bound, Policy: policy, LogDir: o.logs})
 	if err != nil {
 		if ctx.Err() != nil {
 			return errorf("interrupted while running the prepare command; the card was left unchanged")
