@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -328,49 +327,17 @@ func parseTightenFlags(items []string) (*card.Tightening, error) {
 	return t, nil
 }
 
-// signerPrincipal is the name card sign signs as: --principal, else the
-// name the repository's allowed_signers (git config
-// gpg.ssh.allowedSignersFile, which the gate reads too) gives the key
-// with fingerprint fp, else git config user.email. The gate accepts a
-// signature only under a name allowed_signers lists for its key, so
-// signing as user.email where the file names the key otherwise made a
-// card no gate trusted. It says on stderr where the name came from, and
-// warns when allowed_signers lists the key under other names only.
+// signerPrincipal is signoff.ChoosePrincipal, its notes said on stderr.
 func signerPrincipal(ctx context.Context, env *Env, repo *gitx.Repo, flag, fp string) (string, error) {
-	var listed []string
-	file, _ := repo.ConfigPath(ctx, "gpg.ssh.allowedSignersFile") // unset or unreadable: no file to ask
-	if file != "" {
-		if as, err := sign.ReadAllowedSigners(file); err == nil {
-			for _, e := range as.Listed(fp) {
-				listed = append(listed, e.Principals...)
-			}
-		}
+	p, err := signoff.ChoosePrincipal(ctx, repo, flag, fp)
+	if err != nil {
+		return "", &UsageError{Msg: err.Error(), Hint: "pass --principal you@example.org, the name allowed_signers lists for your key"}
 	}
-	who, from := flag, ""
-	if who == "" {
-		email, _ := repo.Config(ctx, "user.email") // unset or unreadable: refused below
-		switch {
-		case len(listed) > 0 && !slices.Contains(listed, email):
-			who, from = listed[0], "the name "+file+" gives this key"
-			if email != "" {
-				from += "; git config user.email is " + email
-			}
-		case len(listed) > 0:
-			who, from = email, "git config user.email, which "+file+" lists for this key"
-		default:
-			who, from = email, "git config user.email; if allowed_signers names your key otherwise, pass --principal NAME"
-		}
+	if p.From != "" {
+		fmt.Fprintf(env.Stderr, "card sign: signing as %s (%s)\n", Sanitize(p.Name), Sanitize(p.From))
 	}
-	if who == "" || strings.ContainsAny(who, " \t\r\n,\"") {
-		return "", &UsageError{Msg: fmt.Sprintf("no usable signer principal (%q)", who),
-			Hint: "pass --principal you@example.org, the name allowed_signers lists for your key"}
+	if p.Unlisted != "" {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", Sanitize(p.Unlisted))
 	}
-	if from != "" {
-		fmt.Fprintf(env.Stderr, "card sign: signing as %s (%s)\n", Sanitize(who), Sanitize(from))
-	}
-	if flag != "" && len(listed) > 0 && !slices.Contains(listed, flag) {
-		fmt.Fprintf(env.Stderr, "warning: %s lists this key as %s, not as %s: a gate that trusts it will not accept this signature\n",
-			Sanitize(file), Sanitize(strings.Join(listed, ", ")), Sanitize(flag))
-	}
-	return who, nil
+	return p.Name, nil
 }
