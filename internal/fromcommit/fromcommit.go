@@ -414,6 +414,27 @@ func (b *builder) budget(ctx context.Context, c *card.Card) error {
 	return nil
 }
 
+// notAlone is the unusable verdict of a commit whose every chosen test
+// flipped only beside the rest of its package or files (goAlone,
+// pyAlone): alone says how each one ran alone.
+func (b *builder) notAlone(alone []string) error {
+	return &UnusableError{Rev: b.inst.Rev, Cause: "the tests that fail on the base and pass with the fix do so only beside the other tests of their package or file (" +
+		strings.Join(alone, "; ") + "): their result depends on state other tests leave, and a card runs its tests alone"}
+}
+
+// leftOut notes the chosen tests that a run alone dropped.
+func (b *builder) leftOut(alone []string) {
+	slices.Sort(alone)
+	for _, a := range alone {
+		b.inst.Notes = append(b.inst.Notes, "left out, as its result depends on other tests: "+a)
+	}
+}
+
+// aloneRounds is the verdict of runs alone that never settled.
+func (b *builder) aloneRounds() error {
+	return &UnusableError{Rev: b.inst.Rev, Cause: fmt.Sprintf("the chosen tests still changed their results when run alone after %d rounds", maxRounds)}
+}
+
 // side is the tree a discovery run sees.
 type side string
 

@@ -273,6 +273,12 @@ func (b *builder) goTests(ctx context.Context, tests []Change) (fail, inv card.C
 	if len(names) == 0 {
 		return fail, inv, &UnusableError{Rev: in.Rev, Cause: "no test it adds or changes fails on the base and passes with the fix (" + goSummary(pkgs, status) + ")"}
 	}
+	done = b.step("running the chosen tests alone, as the card will")
+	if err := b.goAlone(ctx, modRoot, pkgs, f); err != nil {
+		return fail, inv, err
+	}
+	done()
+	names, inF = goNames(f), goPkgsIn(pkgs, f)
 	var args []string
 	for _, p := range inF {
 		args = append(args, p.Arg)
@@ -306,6 +312,56 @@ func (b *builder) goTests(ctx context.Context, tests []Change) (fail, inv card.C
 	}
 	inv = card.Command{Workdir: modRoot, Cmd: append([]string{"go", "test", "-count=1", "-skip", nameRegexp(skip)}, args...)}
 	return fail, inv, nil
+}
+
+// goAlone runs the tests of f as the card's fail and pass commands will,
+// selected alone (-run), on the base and with the fix, and drops from f
+// every test that does not fail on the base or pass with the fix there:
+// one whose result depends on state other tests of its package leave (a
+// global one of them sets, a file one writes) flipped in the runs of the
+// whole package, and card sign would refuse the card minutes later. It
+// runs again after a drop, up to maxRounds times, and is unusable when
+// no test is left.
+func (b *builder) goAlone(ctx context.Context, modRoot string, pkgs []*goPackage, f map[string]map[string]bool) error {
+	var alone []string
+	for round := 0; round < maxRounds; round++ {
+		names, inF := goNames(f), goPkgsIn(pkgs, f)
+		if len(names) == 0 {
+			return b.notAlone(alone)
+		}
+		var args []string
+		for _, p := range inF {
+			args = append(args, p.Arg)
+		}
+		dropped := false
+		for _, s := range []side{onBase, onFix} {
+			want := map[side]string{onBase: "fail", onFix: "pass"}[s]
+			out, _, err := b.exec(ctx, s, modRoot, append([]string{"go", "test", "-json", "-count=1", "-run", nameRegexp(names)}, args...))
+			if err != nil {
+				return err
+			}
+			r := parseGoJSON(out)
+			for _, p := range inF {
+				for n := range f[p.ImportPath] {
+					if got := r.Tests[p.ImportPath][n]; got != want {
+						if got == "" {
+							got = "did not run"
+						}
+						alone = append(alone, fmt.Sprintf("%s alone %s: %s", n, s.where(), got))
+						for _, q := range pkgs {
+							delete(f[q.ImportPath], n)
+						}
+						dropped = true
+					}
+				}
+			}
+		}
+		if !dropped {
+			b.leftOut(alone)
+			return nil
+		}
+	}
+	return b.aloneRounds()
 }
 
 func goNames(f map[string]map[string]bool) []string {
