@@ -430,6 +430,45 @@ func (b *builder) leftOut(alone []string) {
 	}
 }
 
+// aloneIDs runs the test ids of f as the card's fail and pass commands
+// will, alone (run runs the ids on a side and says how each ended), on
+// the base and with the fix, and drops every id that does not fail there
+// on the base (one of failed) or pass with the fix (passed): goAlone says
+// why. It runs again after a drop, up to maxRounds times, and returns the
+// ids left.
+func (b *builder) aloneIDs(f []string, run func(side, []string) (map[string]string, error), passed string, failed ...string) ([]string, error) {
+	var alone []string
+	for round := 0; round < maxRounds; round++ {
+		dropped := false
+		for _, s := range []side{onBase, onFix} {
+			if len(f) == 0 {
+				return nil, b.notAlone(alone)
+			}
+			status, err := run(s, f)
+			if err != nil {
+				return nil, err
+			}
+			f = slices.DeleteFunc(f, func(id string) bool {
+				got := status[id]
+				if s == onFix && got == passed || s == onBase && slices.Contains(failed, got) {
+					return false
+				}
+				if got == "" {
+					got = "did not run"
+				}
+				alone = append(alone, fmt.Sprintf("%s alone %s: %s", id, s.where(), strings.ToLower(got)))
+				dropped = true
+				return true
+			})
+		}
+		if !dropped {
+			b.leftOut(alone)
+			return f, nil
+		}
+	}
+	return nil, b.aloneRounds()
+}
+
 // aloneRounds is the verdict of runs alone that never settled.
 func (b *builder) aloneRounds() error {
 	return &UnusableError{Rev: b.inst.Rev, Cause: fmt.Sprintf("the chosen tests still changed their results when run alone after %d rounds", maxRounds)}

@@ -213,42 +213,15 @@ func (b *builder) pyTests(ctx context.Context, tests []Change) (fail, inv card.C
 	return fail, inv, nil
 }
 
-// pyAlone runs the node ids of f as the card's fail and pass commands
-// will, alone and from workdir, on the base and with the fix, and drops
-// every id that does not fail on the base or pass with the fix there
-// (goAlone says why). It returns the ids left.
+// pyAlone is aloneIDs for pytest node ids, run from workdir.
 func (b *builder) pyAlone(ctx context.Context, workdir, py string, f []string) ([]string, error) {
-	var alone []string
-	for round := 0; round < maxRounds; round++ {
-		dropped := false
-		for _, s := range []side{onBase, onFix} {
-			if len(f) == 0 {
-				return nil, b.notAlone(alone)
-			}
-			out, _, err := b.exec(ctx, s, workdir, append(append(pytestBase(py), "-rA"), f...))
-			if err != nil {
-				return nil, err
-			}
-			status := parsePytest(out).Status
-			f = slices.DeleteFunc(f, func(id string) bool {
-				got := status[id]
-				if s == onFix && got == "PASSED" || s == onBase && (got == "FAILED" || got == "ERROR") {
-					return false
-				}
-				if got == "" {
-					got = "did not run"
-				}
-				alone = append(alone, fmt.Sprintf("%s alone %s: %s", id, s.where(), strings.ToLower(got)))
-				dropped = true
-				return true
-			})
+	return b.aloneIDs(f, func(s side, ids []string) (map[string]string, error) {
+		out, _, err := b.exec(ctx, s, workdir, append(append(pytestBase(py), "-rA"), ids...))
+		if err != nil {
+			return nil, err
 		}
-		if !dropped {
-			b.leftOut(alone)
-			return f, nil
-		}
-	}
-	return nil, b.aloneRounds()
+		return parsePytest(out).Status, nil
+	}, "PASSED", "FAILED", "ERROR")
 }
 
 // rootdir is pytest's rootdir as a workdir relative to the worktree: node

@@ -139,6 +139,18 @@ func (b *builder) unittestTests(ctx context.Context, tests []Change) (fail, inv 
 	slices.Sort(f)
 	slices.Sort(keep)
 	slices.Sort(in.Notes)
+	done := b.step("running the chosen tests alone, as the card will")
+	f, err = b.aloneIDs(f, func(s side, ids []string) (map[string]string, error) {
+		out, _, err := b.exec(ctx, s, ".", append([]string{py, "-m", "unittest", "-v"}, ids...))
+		if err != nil {
+			return nil, err
+		}
+		return parseUnittest(out).Status, nil
+	}, "ok", "FAIL", "ERROR")
+	if err != nil {
+		return fail, inv, err
+	}
+	done()
 	in.FailToPass = f
 	env, err := b.pyEnv(ctx, ".")
 	if err != nil {
