@@ -496,7 +496,7 @@ func (b *builder) goPackages(ctx context.Context, tests []Change) ([]*goPackage,
 		pkgs = append(pkgs, p)
 	}
 	if len(pkgs) == 0 {
-		return nil, "", &UnusableError{Rev: in.Rev, Cause: "it adds or changes no Go test function that exists on the base"}
+		return nil, "", &UnusableError{Rev: in.Rev, Cause: "its test files add or change no Go test function (a change of comments or layout is none), or none that the base has"}
 	}
 	slices.SortFunc(pkgs, func(a, b *goPackage) int { return strings.Compare(a.Dir, b.Dir) })
 	return pkgs, modRoot, nil
