@@ -140,7 +140,11 @@ func runGate(ctx context.Context, o Options, b *Batch) (*Verdict, error) {
 		g.o.Now = time.Now
 	}
 	if g.o.Env == nil {
-		g.o.Env = DefaultEnv(os.Getenv)
+		// A Bound built in code, not by Bind: its copy gets the default,
+		// so the one a batch's candidates share is never written.
+		b := *g.o.Bound
+		b.Env = DefaultEnv(os.Getenv)
+		g.o.Bound = &b
 	}
 	sum := sha256.Sum256(o.Diff)
 	g.v.DiffDigest = "sha256:" + hex.EncodeToString(sum[:])
