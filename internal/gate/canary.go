@@ -78,7 +78,7 @@ func (g *gateRun) canaryRun(ctx context.Context) error {
 		step.Reason = "the canary's test did not run: " + env
 	case res.Exit == 0 && g.canary.mutation != nil:
 		m := g.canary.mutation
-		step.Reason = fmt.Sprintf("%s in %s, with the expectation on line %d changed (%s became %s), still passed under the pass command (exit 0): a mutated expectation still passed, so the patched tree's result compares equal to anything", plan.Test, plan.File, m.Line, m.Before, m.After)
+		step.Reason = fmt.Sprintf("%s in %s, with the expectation on line %d changed (%s became %s), still passed under the pass command (exit 0): a mutated expectation still passed, so the patched tree's result compares equal to anything, or its test runner reports no failure", plan.Test, plan.File, m.Line, m.Before, m.After)
 	case res.Exit == 0:
 		step.Reason = fmt.Sprintf("%s in %s, with an assertion that must fail put first in it, passed under the pass command (exit 0): the patched tree stops its test runner from reporting failures", plan.Test, plan.File)
 	default:
