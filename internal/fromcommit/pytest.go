@@ -14,6 +14,7 @@ import (
 	"github.com/failpass/failpass/internal/card"
 	"github.com/failpass/failpass/internal/gitx"
 	"github.com/failpass/failpass/internal/sandbox"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // pytestBase is how every pytest command of a card starts: no cache
@@ -31,7 +32,7 @@ type pyReport struct {
 
 func parsePytest(log []byte) *pyReport {
 	r := &pyReport{Status: map[string]string{}}
-	sc := bufio.NewScanner(bytes.NewReader(log))
+	sc := bufio.NewScanner(bytes.NewReader(testrunner.StripANSI(log)))
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
@@ -122,8 +123,8 @@ func (b *builder) pyTests(ctx context.Context, tests []Change) (fail, inv card.C
 		}
 		r := parsePytest(out)
 		if len(r.Collect) > 0 || res.Exit >= 2 && res.Exit <= 4 {
-			if m := b.missingDependency(ctx, out); m != "" {
-				return fail, inv, missingDependencyError(m, py)
+			if err := b.missingModule(ctx, out, py); err != nil {
+				return fail, inv, err
 			}
 			what := "the base does not collect"
 			if s == onFix {
@@ -309,31 +310,56 @@ func pySummary(files []string, base, fix map[string]string) string {
 
 var missingModuleRE = regexp.MustCompile(`ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_.]*)'`)
 
-// missingDependency returns the top-level name of a module a test run
-// could not import when neither the base's tree nor the fix's holds a
-// package or module of that name anywhere: a third-party dependency this
-// interpreter lacks, which no fix could mend, rather than an API the fix
-// adds. "" otherwise.
-func (b *builder) missingDependency(ctx context.Context, out []byte) string {
-	m := missingModuleRE.FindSubmatch(out)
+// missingModule is the environment trouble a collection error shows, or
+// nil: a module the tests import (ModuleNotFoundError) that the
+// repository does not hold, in the base or the fix. Either its top-level
+// package is in neither tree (a third-party dependency to install), or
+// the package is and the module is in neither (one the project generates
+// when it is built or installed, as hatch-vcs writes a _version.py). A
+// module the fix's tree holds is the new API the tests call: no
+// environment's fault.
+func (b *builder) missingModule(ctx context.Context, out []byte, py string) error {
+	m := missingModuleRE.FindSubmatch(testrunner.StripANSI(out))
 	if m == nil {
-		return ""
+		return nil
 	}
-	top, _, _ := strings.Cut(string(m[1]), ".")
+	module := string(m[1])
+	top, _, _ := strings.Cut(module, ".")
+	file := strings.ReplaceAll(module, ".", "/")
+	var hasTop, hasModule bool
 	for _, commit := range []string{b.inst.Base, b.inst.Rev} {
 		files, err := gitx.CommandEnv(ctx, b.o.Repo.Dir, nil, nil, "ls-tree", "-r", "-z", "--name-only", commit)
 		if err != nil {
-			return ""
+			return nil
 		}
 		for _, p := range strings.Split(string(files), "\x00") {
+			if p == "" {
+				continue
+			}
 			for _, part := range strings.Split(p, "/") {
 				if part == top || part == top+".py" {
-					return ""
+					hasTop = true
 				}
+			}
+			q := "/" + p
+			if strings.HasSuffix(q, "/"+file+".py") || strings.Contains(q, "/"+file+"/") {
+				hasModule = true
 			}
 		}
 	}
-	return top
+	switch {
+	case !hasTop:
+		return missingDependencyError(top, py)
+	case !hasModule && module != top:
+		return &EnvError{
+			Msg: fmt.Sprintf("the tests import %s, which neither the base nor the fix holds: the project makes it when it is built or installed", module),
+			Hints: []string{
+				fmt.Sprintf("install the project into that interpreter (%s -m pip install -e .), or pass --python PATH of an environment where it is installed", py),
+				"a card that must find it on a clean machine needs a prepare command that builds it (docs/sandbox.md, \"the prepare command\")",
+			},
+		}
+	}
+	return nil
 }
 
 // missingDependencyError is the environment trouble of a test run that

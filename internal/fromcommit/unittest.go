@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/failpass/failpass/internal/card"
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // utReport is what one `python -m unittest -v` run said.
@@ -30,7 +31,7 @@ func parseUnittest(log []byte) *utReport {
 	r := &utReport{Status: map[string]string{}}
 	pending := ""
 	var failed []string
-	sc := bufio.NewScanner(bytes.NewReader(log))
+	sc := bufio.NewScanner(bytes.NewReader(testrunner.StripANSI(log)))
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
@@ -104,8 +105,8 @@ func (b *builder) unittestTests(ctx context.Context, tests []Change) (fail, inv 
 		}
 		r := parseUnittest(out)
 		if len(r.Collect) > 0 {
-			if m := b.missingDependency(ctx, out); m != "" {
-				return fail, inv, missingDependencyError(m, py)
+			if err := b.missingModule(ctx, out, py); err != nil {
+				return fail, inv, err
 			}
 			what := "the base does not import"
 			if s == onFix {

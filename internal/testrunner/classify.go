@@ -23,6 +23,7 @@ func Classify(k Kind, exit int, output []byte) string {
 	if exit == 0 {
 		return ""
 	}
+	output = StripANSI(output)
 	switch k {
 	case GoTest:
 		return classifyGo(output)
@@ -45,7 +46,7 @@ func MissingDependency(k Kind, exit int, output []byte) string {
 	if cause == "" {
 		return ""
 	}
-	text := string(output)
+	text := string(StripANSI(output))
 	switch k {
 	case GoTest:
 		if !hasAny(text, goModuleWords) {
