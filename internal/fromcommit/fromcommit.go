@@ -433,8 +433,10 @@ func (b *builder) leftOut(alone []string) {
 // aloneIDs runs the test ids of f as the card's fail and pass commands
 // will, alone (run runs the ids on a side and says how each ended), on
 // the base and with the fix, and drops every id that does not fail there
-// on the base (one of failed) or pass with the fix (passed): goAlone says
-// why. It runs again after a drop, up to maxRounds times, and returns the
+// on the base (one of failed) or pass with the fix (passed): discovery
+// ran them beside the rest of their package or files, and a result that
+// depends on state other tests leave would make a card that card sign
+// refuses minutes later. It runs again after a drop, up to maxRounds times, and returns the
 // ids left.
 func (b *builder) aloneIDs(f []string, run func(side, []string) (map[string]string, error), passed string, failed ...string) ([]string, error) {
 	var alone []string

@@ -315,53 +315,45 @@ func (b *builder) goTests(ctx context.Context, tests []Change) (fail, inv card.C
 }
 
 // goAlone runs the tests of f as the card's fail and pass commands will,
-// selected alone (-run), on the base and with the fix, and drops from f
-// every test that does not fail on the base or pass with the fix there:
-// one whose result depends on state other tests of its package leave (a
-// global one of them sets, a file one writes) flipped in the runs of the
-// whole package, and card sign would refuse the card minutes later. It
-// runs again after a drop, up to maxRounds times, and is unusable when
-// no test is left.
+// selected alone (-run), on the base and with the fix (aloneIDs), and
+// drops from f every test that does not fail on the base or pass with the
+// fix there: one whose result depends on state other tests of its
+// package leave (a global one of them sets, a file one writes) flipped in
+// the runs of the whole package, and card sign would refuse the card
+// minutes later. A name selects its test in every listed package, so it
+// stays only where it holds in each of them.
 func (b *builder) goAlone(ctx context.Context, modRoot string, pkgs []*goPackage, f map[string]map[string]bool) error {
-	var alone []string
-	for round := 0; round < maxRounds; round++ {
-		names, inF := goNames(f), goPkgsIn(pkgs, f)
-		if len(names) == 0 {
-			return b.notAlone(alone)
-		}
+	kept, err := b.aloneIDs(goNames(f), func(s side, names []string) (map[string]string, error) {
 		var args []string
+		inF := goPkgsIn(pkgs, f)
 		for _, p := range inF {
 			args = append(args, p.Arg)
 		}
-		dropped := false
-		for _, s := range []side{onBase, onFix} {
-			want := map[side]string{onBase: "fail", onFix: "pass"}[s]
-			out, _, err := b.exec(ctx, s, modRoot, append([]string{"go", "test", "-json", "-count=1", "-run", nameRegexp(names)}, args...))
-			if err != nil {
-				return err
-			}
-			r := parseGoJSON(out)
+		out, _, err := b.exec(ctx, s, modRoot, append([]string{"go", "test", "-json", "-count=1", "-run", nameRegexp(names)}, args...))
+		if err != nil {
+			return nil, err
+		}
+		r := parseGoJSON(out)
+		want := map[side]string{onBase: "fail", onFix: "pass"}[s]
+		status := map[string]string{}
+		for _, n := range names {
+			status[n] = want
 			for _, p := range inF {
-				for n := range f[p.ImportPath] {
-					if got := r.Tests[p.ImportPath][n]; got != want {
-						if got == "" {
-							got = "did not run"
-						}
-						alone = append(alone, fmt.Sprintf("%s alone %s: %s", n, s.where(), got))
-						for _, q := range pkgs {
-							delete(f[q.ImportPath], n)
-						}
-						dropped = true
-					}
+				if got := r.Tests[p.ImportPath][n]; f[p.ImportPath][n] && got != want {
+					status[n] = got
 				}
 			}
 		}
-		if !dropped {
-			b.leftOut(alone)
-			return nil
+		return status, nil
+	}, "pass", "fail")
+	for _, p := range pkgs {
+		for n := range f[p.ImportPath] {
+			if !slices.Contains(kept, n) {
+				delete(f[p.ImportPath], n)
+			}
 		}
 	}
-	return b.aloneRounds()
+	return err
 }
 
 func goNames(f map[string]map[string]bool) []string {
