@@ -3,6 +3,8 @@ package fromcommit
 import (
 	"strings"
 	"testing"
+
+	"github.com/failpass/failpass/internal/testrunner"
 )
 
 // FuzzParsePytest: any output parses, and every test the report names
@@ -10,10 +12,12 @@ import (
 func FuzzParsePytest(f *testing.F) {
 	f.Add([]byte("rootdir: /w, configfile: x\nPASSED t.py::a\nFAILED t.py::b[x - y] - assert 1\nERROR t.py\n"))
 	f.Add([]byte("E   ImportError: no\nERROR t.py\nXFAIL t.py::c - why\n"))
+	f.Add([]byte("\x1b[32mPASSED\x1b[0m t.py::a0\x1b[m0\n")) // --color=yes
 	f.Fuzz(func(t *testing.T, log []byte) {
 		r := parsePytest(log)
+		read := string(testrunner.StripANSI(log)) // what parsePytest reads
 		for id := range r.Status {
-			if !strings.Contains(string(log), id) {
+			if !strings.Contains(read, id) {
 				t.Errorf("parsePytest named %q, which is not in the output", id)
 			}
 		}
