@@ -11,17 +11,20 @@
 # stops.
 #
 # That floor's GOCACHE holds the patched packages from its warm-up, so a
-# Go floor compiles nothing; no gate of a new candidate can find them
-# built (and the canary's oracle test is new in every gate). So a second
-# floor, "new", costs what a new candidate costs by hand: a
-# comment of its own appended to each Go file the fix changes, after
-# `git apply`, so go compiles the patched packages again (go keys a
-# build by its files' content), as for a fix it has not seen. A Python
-# floor is new already: `git clean -fdx` takes the bytecode each round.
+# Go floor compiles nothing, and a warm gate of the same fix finds them
+# built too (the prebuild its first gate kept, and the base results it
+# cached). No gate of a new candidate can. So a second floor, "new",
+# costs what a new candidate costs by hand: a comment of its own
+# appended to each Go file the fix changes, after `git apply`, so go
+# compiles the patched packages again (go keys a build by its files'
+# content), as for a fix it has not seen; and each round also gates such
+# a new candidate, the fix with a fresh comment, against that floor. A
+# Python floor is new already: `git clean -fdx` takes the bytecode each
+# round.
 #
-# Each binary gates in a clone
-# of its own, warmed by one gate first; then each round runs the floor
-# and every binary's gate in turn. Prints the medians and the ratios.
+# Each binary gates in a clone of its own, warmed by one gate first;
+# then each round runs the floors and every binary's gates in turn.
+# Prints the medians and the ratios.
 #
 #   bench/real.sh REPO REV [ROUNDS] [FAILPASS...]
 #
@@ -95,11 +98,22 @@ floor() {  # [new]: the floor, or with "new" the floor of a new candidate
   git -C "$work/floor" checkout -q -- . && git -C "$work/floor" clean -q -fdx
 }
 
+# A new candidate for the gates, as the new floor's: the fix with a
+# comment of its own appended to each Go file it changes, as a diff.
+clone "$work/nd"
+git -C "$work/nd" checkout -q "$base"
+newdiff() {  # FILE
+  git -C "$work/nd" apply "$diff"
+  for f in "${gofiles[@]}"; do printf '\n// bench/real.sh: new candidate %s\n' "$EPOCHREALTIME" >> "$work/nd/$f"; done
+  git -C "$work/nd" add -A && git -C "$work/nd" diff --cached --binary > "$1"
+  git -C "$work/nd" reset -q --hard && git -C "$work/nd" clean -q -fdx
+}
+
 for i in "${!bins[@]}"; do
   clone "$work/r$i"
 done
-gate() {  # I: gate the reference fix with binary I
-  "${bins[$1]}" gate --allow-unsigned --card "$work/card.yml" --diff "$diff" --repo "$work/r$1" > "$work/out.$1" 2>&1
+gate() {  # I [DIFF]: gate the reference fix (or DIFF) with binary I
+  "${bins[$1]}" gate --allow-unsigned --card "$work/card.yml" --diff "${2:-$diff}" --repo "$work/r$1" > "$work/out.$1" 2>&1
 }
 echo "warming: the floor and each binary once ..."
 floor
@@ -112,9 +126,12 @@ declare -A t
 for r in $(seq 1 "$rounds"); do
   t[floor]+="$(ms floor) "
   t[new]+="$(ms floor new) "
+  newdiff "$work/new.diff"
   for i in "${!bins[@]}"; do
     t[$i]+="$(ms gate "$i") "
     grep -q '^GATE: PASS' "$work/out.$i" || { echo "bench: ${bins[$i]} did not pass:"; cat "$work/out.$i"; exit 1; }
+    t[new$i]+="$(ms gate "$i" "$work/new.diff") "
+    grep -q '^GATE: PASS' "$work/out.$i" || { echo "bench: ${bins[$i]} did not pass the new candidate:"; cat "$work/out.$i"; exit 1; }
   done
 done
 median() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -125,5 +142,7 @@ echo "  floor: $mf ms  (${t[floor]% })"
 echo "  floor, new candidate: $mn ms  (${t[new]% })"
 for i in "${!bins[@]}"; do
   m=$(median "${t[$i]}")
-  awk -v m="$m" -v f="$mf" -v fn="$mn" -v b="${bins[$i]}" -v all="${t[$i]% }" 'BEGIN { printf "  %s: %d ms, %.2fx the floor, %.2fx the new candidate'"'"'s  (%s)\n", b, m, m/f, m/fn, all }'
+  awk -v m="$m" -v f="$mf" -v b="${bins[$i]}" -v all="${t[$i]% }" 'BEGIN { printf "  %s: %d ms, %.2fx the floor  (%s)\n", b, m, m/f, all }'
+  m=$(median "${t[new$i]}")
+  awk -v m="$m" -v fn="$mn" -v b="${bins[$i]}" -v all="${t[new$i]% }" 'BEGIN { printf "  %s, new candidate: %d ms, %.2fx the new candidate'"'"'s floor  (%s)\n", b, m, m/fn, all }'
 done

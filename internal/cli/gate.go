@@ -107,7 +107,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.recordKey, "record-key", "", "SSH `KEY` that signs the record (default: the ssh-agent's key)")
 	fs.StringVar(&f.manifest, "manifest", "", "JSON lines `FILE` of {\"card\": ..., \"diff\": ...} candidates, paths relative to its folder")
 	fs.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "gate `N` candidates at a time")
-	fs.BoolVar(&f.noCache, "no-cache", false, "in a batch, neither use nor store cached base results and verdicts (a single gate never caches)")
+	fs.BoolVar(&f.noCache, "no-cache", false, "neither use nor keep base results and prebuilt packages from earlier gates, nor, in a batch, verdicts (a single gate never caches its verdict)")
 	fs.StringVar(&f.shard, "shard", "", "gate only the `K/N` slice of the candidates (K from 0 to N-1)")
 	fs.StringVar(&f.junit, "junit", "", "also write the verdicts as JUnit XML to `FILE`")
 	fs.StringVar(&f.commits, "commits", "", "gate the change from merge-base(BASE, HEAD) to HEAD, read from git (`BASE..HEAD`)")
@@ -243,6 +243,9 @@ func gateOne(ctx context.Context, env *Env, f *gateFlags, s *gateSetup, cand *ba
 	}
 	o := s.options(env, f, cand)
 	o.LogDir, o.KeepWorktree, o.PatchedTree = f.logDir, f.keepWorktree, f.record != ""
+	if !f.noCache {
+		o.Cache = gate.OpenCache(repo) // base results and kept prebuilds; never the verdict
+	}
 	d := cand.diff
 	prog := newStepProgress(env, "gate", f.quiet)
 	if prog != nil {

@@ -94,7 +94,7 @@ func Run(ctx context.Context, o Options) (*Verdict, error) {
 	if err := o.bound(); err != nil {
 		return nil, err
 	}
-	b := newBatch(BatchConfig{Repo: o.Repo, Jobs: 1, LogDir: o.LogDir}, true)
+	b := newBatch(BatchConfig{Repo: o.Repo, Cache: o.Cache, Jobs: 1, LogDir: o.LogDir}, true)
 	defer b.Close(context.WithoutCancel(ctx))
 	return b.Gate(ctx, o)
 }
@@ -267,16 +267,21 @@ type ranBase struct {
 }
 
 // dynamicRules is the base and patched sides, through the cache when the
-// batch has one. A batch of one shares nothing, so it computes no key
-// and no environment fingerprint.
+// batch has one. A batch of one never caches its verdict; with a cache
+// it takes the base side's results from it (or stores them there), as a
+// batch does; without one it computes no key and no environment
+// fingerprint.
 func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
-	if b.lone {
+	if b.lone && b.cache == nil {
 		return b.dynamic(ctx, g, Key{})
 	}
 	g.sandboxReport() // commands run from here on: the verdict says how
 	fp, err := b.envFingerprint(g)
 	if err != nil {
 		return err
+	}
+	if b.lone {
+		return b.dynamic(ctx, g, baseKey(g, fp))
 	}
 	key := Key{
 		Kind: "verdict", Tool: ToolID(), Base: g.base, CardDigest: g.v.CardDigest,
@@ -303,10 +308,7 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 		}
 	}
 	mark := len(g.v.Steps)
-	err = b.dynamic(ctx, g, Key{
-		Kind: "base", Tool: ToolID(), Base: g.base, CardDigest: g.v.CardDigest,
-		Sandbox: sandboxKey(g.v.Sandbox), Env: fp, Repeat: g.o.Repeat,
-	})
+	err = b.dynamic(ctx, g, baseKey(g, fp))
 	if err != nil && !errors.Is(err, errStop) {
 		return err
 	}
@@ -319,6 +321,15 @@ func (b *Batch) dynamicRules(ctx context.Context, g *gateRun) error {
 		b.cache.Put(key, e)
 	}
 	return err
+}
+
+// baseKey is the cache key of g's base side, whose environment
+// fingerprint is fp.
+func baseKey(g *gateRun, fp string) Key {
+	return Key{
+		Kind: "base", Tool: ToolID(), Base: g.base, CardDigest: g.v.CardDigest,
+		Sandbox: sandboxKey(g.v.Sandbox), Env: fp, Repeat: g.o.Repeat,
+	}
 }
 
 // dynamic runs g's base side (or takes the batch's) and then its patched

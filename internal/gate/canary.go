@@ -125,18 +125,15 @@ type canaryPlan struct {
 // canary into "not run") by changing the tree. Only a failure to read
 // randomness is trouble.
 func (g *gateRun) planCanary() error {
+	tok, decoy, err := g.findKept() // a kept prebuild's, else fresh
+	if err != nil {
+		return err
+	}
+	g.tokens = [2]string{tok, decoy}
 	c := g.o.Card
 	if c.Canary == card.CanaryOff {
 		g.canary = canaryPlan{notRun: CanaryOffReason}
 		return nil
-	}
-	tok, err := canaryToken()
-	if err != nil {
-		return err
-	}
-	decoy, err := canaryToken()
-	if err != nil {
-		return err
 	}
 	root, err := os.OpenRoot(g.wt.Dir)
 	if err != nil {
@@ -278,6 +275,21 @@ func (g *gateRun) writeOracle(content []byte) error {
 	}
 	defer root.Close()
 	return root.WriteFile(filepath.FromSlash(g.canary.plan.File), content, 0o644)
+}
+
+// validToken says whether t could be a canaryToken (a kept prebuild's
+// note is read back).
+func validToken(t string) bool {
+	if len(t) != testrunner.TokenLen || t[0] < 'a' || t[0] > 'z' {
+		return false
+	}
+	for _, r := range t {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	h := len(t) / 2
+	return t[:h] != t[h:]
 }
 
 // canaryToken is a fresh random token (testrunner.TokenLen lowercase letters

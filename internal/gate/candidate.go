@@ -150,3 +150,19 @@ func userGoCache(env []string) string {
 
 // Close removes the candidate's private folder and releases the lock.
 func (c *Candidate) Close() { c.cache.Close() }
+
+// Keep moves the layer c's runs wrote to dir (a sandbox.KeptDir), with
+// note, in place of removing it (sandbox.CandidateCache.Keep): only for a
+// prebuild's side, which nothing but the go toolchain wrote.
+func (c *Candidate) Keep(dir string, note []byte) error { return c.cache.Keep(dir, note) }
+
+// openKept is the prebuild's side a gate kept in dir (Keep), to lie
+// beneath the patched runs' sides (Over) in place of a prebuild, and
+// its note; ok false when there is none.
+func openKept(dir string) (c *Candidate, note []byte, ok bool) {
+	cc, note, ok := sandbox.OpenKept(dir)
+	if !ok {
+		return nil, nil, false
+	}
+	return &Candidate{cache: cc}, note, true
+}

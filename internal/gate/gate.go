@@ -78,6 +78,11 @@ type Options struct {
 	PatchedTree bool
 
 	Repeat int // runs of every card command (default 1)
+	// Cache, for a single gate (Run), keeps the base side's results and
+	// the candidate's prebuild (prebuild.go) for the next gate; nil
+	// (--no-cache) runs both afresh and keeps neither. A single gate's
+	// verdict is never cached. A batch has its own (BatchConfig.Cache).
+	Cache *Cache
 	// LogDir is where command logs go; when empty the gate makes a fresh
 	// folder under the repository's state only once a command runs, so a
 	// statically refused diff leaves nothing behind.
@@ -188,6 +193,15 @@ type gateRun struct {
 	// prebuilt is the side the candidate's prebuild ran on, whose layer
 	// every patched run's side lies over (prebuild.go); nil without one.
 	prebuilt *Candidate
+	// kept is a kept prebuild of the candidate found before the canary
+	// was planned (findKept), which the prebuild takes as its own;
+	// keepDir is where this gate's prebuild is kept when none was found,
+	// keepBuilt that it is to be (its builds all succeeded); tokens are
+	// the canary's and the decoy's (see prebuild.go).
+	kept      *Candidate
+	keepDir   string
+	keepBuilt bool
+	tokens    [2]string
 	// canary is patch.canary's plan, made before the patched runs (see
 	// canary.go).
 	canary canaryPlan

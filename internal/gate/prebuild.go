@@ -2,6 +2,8 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +78,11 @@ func (g *gateRun) prebuildCmds() []prebuildCmd {
 	c := g.o.Card
 	var out []prebuildCmd
 	add := func(rule string, cmd card.Command, argv []string, content []byte) {
-		if !prebuildable(argv) {
+		var env []string
+		if g.o.Env != nil {
+			env = g.o.Env(cmd)
+		}
+		if !prebuildable(argv) || !prebuildableEnv(env) {
 			return
 		}
 		for i, p := range out {
@@ -121,6 +127,27 @@ func prebuildable(argv []string) bool {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if strings.HasPrefix(a, "-") && (name == "exec" || name == "toolexec") {
 			return false
+		}
+	}
+	return true
+}
+
+// prebuildableEnv says whether a go test run with env runs nothing but
+// the toolchain: no -exec or -toolexec in its GOFLAGS, and no C
+// toolchain (which cgo runs) named by a relative path, a file of the
+// tree.
+func prebuildableEnv(env []string) bool {
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GOFLAGS":
+			if !prebuildable(append([]string{"go", "test"}, strings.Fields(v)...)) {
+				return false
+			}
+		case "CC", "CXX", "FC", "AR", "PKG_CONFIG", "GCCGO":
+			if prog, _, _ := strings.Cut(strings.TrimSpace(v), " "); strings.Contains(prog, "/") && !filepath.IsAbs(prog) {
+				return false
+			}
 		}
 	}
 	return true
@@ -271,7 +298,7 @@ func dryRun(argv []string) []string {
 // contained: with the sandbox off nothing keeps a test from writing the
 // layer the next run reads. The tree is left with the last oracle
 // content written: every patched run starts afresh after it. ran says a
-// prebuild ran.
+// prebuild ran, or an earlier gate's was found kept (g.kept).
 func (g *gateRun) prebuild(ctx context.Context) (ran bool, err error) {
 	if g.policy == nil {
 		return false, nil
@@ -279,6 +306,10 @@ func (g *gateRun) prebuild(ctx context.Context) (ran bool, err error) {
 	cmds := g.prebuildCmds()
 	if len(cmds) == 0 || dryRun(cmds[0].argv) == nil || !goSourceAtLeast(g.wt.Dir, cmds[0].cmd.Workdir, prebuildMinSource) {
 		return false, nil
+	}
+	if g.kept != nil {
+		g.prebuilt, g.kept = g.kept, nil
+		return true, nil
 	}
 	side, err := EnterCandidate(g.o.Repo, g.policy)
 	if err != nil {
@@ -300,13 +331,16 @@ func (g *gateRun) prebuild(ctx context.Context) (ran bool, err error) {
 		side.Close()
 		return false, err
 	}
+	built := true
 	for i, p := range runs {
 		if err := g.setOracle(p.content); err != nil {
 			side.Close()
 			return false, err
 		}
 		logPath := filepath.Join(g.o.LogDir, fmt.Sprintf("patch-build.%d.log", i+1))
-		if _, err := g.runCmd(ctx, p.cmd, p.argv, logPath); err != nil || ctx.Err() != nil {
+		res, err := g.runCmd(ctx, p.cmd, p.argv, logPath)
+		built = built && err == nil && res.Exit == 0 && !res.Inconclusive()
+		if err != nil || ctx.Err() != nil {
 			side.Close()
 			var ie *sandbox.IntegrityError
 			if errors.As(err, &ie) {
@@ -320,7 +354,87 @@ func (g *gateRun) prebuild(ctx context.Context) (ran bool, err error) {
 		}
 	}
 	g.prebuilt = side
+	g.keepBuilt = built && g.keepDir != ""
 	return true, nil
+}
+
+// A prebuild kept for the candidate's next gate.
+//
+// The layer a prebuild wrote is what the go toolchain alone made of the
+// candidate's tree (see above), so once the patched runs have ended it
+// is kept (sandbox.CandidateCache.Keep) where the same candidate's next
+// gate, on the same card, base and build cache, finds it, and its runs
+// lie on it as this gate's did: a warm gate of a candidate seen before
+// compiles nothing, as a rerun of its tests by hand does not. Its note
+// keeps the canary's tokens, so that the next gate plants the same decoy
+// and canary, whose builds the layer holds, and no run finds one of them
+// built and the other not. Only a prebuild whose builds all succeeded is
+// kept, only contained (the same runs of the candidate never write it:
+// they lie above it), and only with the gate's cache (--no-cache neither
+// reads nor keeps one).
+
+// keptNote is what a kept prebuild remembers: the canary's tokens.
+type keptNote struct {
+	Canary string `json:"canary"`
+	Decoy  string `json:"decoy"`
+}
+
+// prebuiltFormat is part of every kept prebuild's id: a new format
+// leaves every older one unread.
+const prebuiltFormat = "failpass-prebuilt-v1"
+
+// prebuiltID names the kept prebuild of g's candidate: the card (its
+// commands, canary and sign-off, through its digest), its build cache
+// (the lower layer the prebuild's entries lie over), the base, the diff
+// and the failpass that planned the canary (ToolID).
+func (g *gateRun) prebuiltID() string {
+	k, _ := json.Marshal([]string{prebuiltFormat, ToolID(), g.o.Digest, filepath.Base(g.o.CacheDir()), g.base, g.v.DiffDigest})
+	sum := sha256.Sum256(k)
+	return hex.EncodeToString(sum[:])
+}
+
+// findKept looks for a kept prebuild of g's candidate before the canary
+// is planned: found, g.kept is its side and the tokens are its own;
+// otherwise fresh ones, and g.keepDir says where this gate's prebuild is
+// to be kept. Only contained, with the gate's cache.
+func (g *gateRun) findKept() (tok, decoy string, err error) {
+	if g.policy != nil && g.batch != nil && g.batch.cacheable(g) {
+		dir := sandbox.KeptDir(g.o.Repo.CommonDir, g.prebuiltID())
+		if side, b, ok := openKept(dir); ok {
+			var n keptNote
+			if json.Unmarshal(b, &n) == nil && validToken(n.Canary) && validToken(n.Decoy) {
+				g.kept = side
+				return n.Canary, n.Decoy, nil
+			}
+			side.Close()
+		} else {
+			g.keepDir = dir
+		}
+	}
+	if tok, err = canaryToken(); err != nil {
+		return "", "", err
+	}
+	decoy, err = canaryToken()
+	return tok, decoy, err
+}
+
+// dropPrebuilt ends the prebuild's side once the patched runs ended:
+// kept for the candidate's next gate (see above), or removed.
+func (g *gateRun) dropPrebuilt() {
+	if g.kept != nil {
+		g.kept.Close() // found, and no prebuild used it
+		g.kept = nil
+	}
+	if g.prebuilt == nil {
+		return
+	}
+	if g.keepBuilt {
+		b, _ := json.Marshal(keptNote{Canary: g.tokens[0], Decoy: g.tokens[1]})
+		g.prebuilt.Keep(g.keepDir, b) // a layer not kept costs the next gate time, never correctness
+	} else {
+		g.prebuilt.Close()
+	}
+	g.prebuilt = nil
 }
 
 // overlayDir is the folder at the tree's top where the prebuild keeps
@@ -421,12 +535,4 @@ func hasOverlay(argv []string) bool {
 		}
 	}
 	return false
-}
-
-// dropPrebuilt removes the prebuild's side once the patched runs ended.
-func (g *gateRun) dropPrebuilt() {
-	if g.prebuilt != nil {
-		g.prebuilt.Close()
-		g.prebuilt = nil
-	}
 }

@@ -32,6 +32,26 @@ func TestPrebuildable(t *testing.T) {
 	}
 }
 
+// TestPrebuildableEnv: nor with an -exec or -toolexec in GOFLAGS, or
+// a C toolchain of the tree's.
+func TestPrebuildableEnv(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want bool
+	}{
+		{[]string{"PATH=/usr/bin", "GOFLAGS=-mod=mod -count=1"}, true},
+		{[]string{"GOFLAGS=-toolexec=./wrap"}, false},
+		{[]string{"GOFLAGS=-mod=mod -exec=sudo"}, false},
+		{[]string{"CC=gcc", "CXX=/usr/bin/g++ -O2"}, true},
+		{[]string{"CC=./tools/cc"}, false},
+		{[]string{"PKG_CONFIG=bin/pkg-config --static"}, false},
+	} {
+		if got := prebuildableEnv(c.env); got != c.want {
+			t.Errorf("prebuildableEnv(%q) = %v, want %v", c.env, got, c.want)
+		}
+	}
+}
+
 // TestBuildArgs: commands that differ only in what the test binary
 // reads build the same; a flag that changes the build keeps them apart.
 func TestBuildArgs(t *testing.T) {

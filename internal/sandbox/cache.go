@@ -193,8 +193,9 @@ type CandidateCache struct {
 	// layer lies beneath this one's, above Lower.
 	below *CandidateCache
 
-	shared *lockedfile.File // Lower's lock, held shared
+	shared *lockedfile.File // Lower's lock, held shared (a kept layer's own: OpenKept)
 	owner  *lockedfile.File // Dir's lock, held while the candidate lives (see RemoveOldCaches)
+	kept   bool             // Dir is a kept layer (OpenKept): Close leaves it
 	closed bool
 }
 
@@ -350,7 +351,10 @@ func (c *CandidateCache) Close() error {
 		return nil
 	}
 	c.closed = true
-	err := scratch.RemoveAll(c.Dir)
+	var err error
+	if !c.kept {
+		err = scratch.RemoveAll(c.Dir)
+	}
 	if c.shared != nil {
 		c.shared.Close()
 	}
@@ -364,9 +368,9 @@ func (c *CandidateCache) Close() error {
 	return nil
 }
 
-// RemoveBuildCache removes the build cache dir (a BuildCacheDir) unless
-// a run holds it (a base run writing it, a candidate reading it through
-// its overlay): removed says which. The cache's lock is held meanwhile.
+// RemoveBuildCache removes the build cache dir (a BuildCacheDir, or a
+// KeptDir) unless a run holds it (a base run writing it, a candidate
+// reading it through its overlay): removed says which. The cache's lock is held meanwhile.
 func RemoveBuildCache(dir string) (removed bool, err error) {
 	unlock, ok := tryLock(cacheLock(dir))
 	if !ok {
@@ -380,11 +384,11 @@ func RemoveBuildCache(dir string) (removed bool, err error) {
 }
 
 // IsBuildCache says whether path is a build cache of the current format
-// (a BuildCacheDir) or a dependency folder (a DepsDir), which only
-// RemoveBuildCache may remove.
+// (a BuildCacheDir), a dependency folder (a DepsDir) or a kept layer (a
+// KeptDir), which only RemoveBuildCache may remove.
 func IsBuildCache(path string) bool {
 	f := filepath.Base(filepath.Dir(path))
-	return (f == cacheFormat || f == depsFormat) && filepath.Base(filepath.Dir(filepath.Dir(path))) == "cache"
+	return (f == cacheFormat || f == depsFormat || f == keptFormat) && filepath.Base(filepath.Dir(filepath.Dir(path))) == "cache"
 }
 
 // RemoveOldCaches removes what no live run uses of the build caches of

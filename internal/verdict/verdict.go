@@ -144,8 +144,8 @@ type Verdict struct {
 	Steps      []Step  `json:"steps"`
 	HeldOut    string  `json:"held_out,omitempty"` // HeldOutRan, HeldOutSkipped, HeldOutNotGiven (see heldout.go)
 	Cached     bool    `json:"cached,omitempty"`
-	// BaseCached says the base side came from the cache (a batch's
-	// earlier run) rather than running for this verdict.
+	// BaseCached says the base side came from the cache (an earlier
+	// gate's or batch's run) rather than running for this verdict.
 	BaseCached bool `json:"base_cached,omitempty"`
 	// Error is why a batch could not gate this candidate at all (its diff
 	// or card unreadable, oversize): the verdict is then Errored.
