@@ -779,6 +779,9 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	if err := g.planCanary(); err != nil {
 		return err
 	}
+	// Ends the prebuild's side, or the kept one planCanary found, after
+	// every run's side that lies over it (deferred below).
+	defer g.dropPrebuilt()
 	if g.canary.plan != nil {
 		defer g.unplantDecoy()
 		if fi, err := os.Stat(filepath.Join(wt.Dir, filepath.FromSlash(g.canary.plan.File))); err == nil {
@@ -802,7 +805,6 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer g.dropPrebuilt()
 	if !prebuilt {
 		if err := g.enterCandidate(); err != nil {
 			return err
