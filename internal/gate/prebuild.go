@@ -396,7 +396,7 @@ func (g *gateRun) prebuiltID() string {
 // findKept looks for a kept prebuild of g's candidate before the canary
 // is planned: found, g.kept is its side and the tokens are its own;
 // otherwise fresh ones, and g.keepDir says where this gate's prebuild is
-// to be kept. Only contained, with the gate's cache.
+// to be kept (by a single gate). Only contained, with the gate's cache.
 func (g *gateRun) findKept() (tok, decoy string, err error) {
 	if g.policy != nil && g.batch != nil && g.batch.cacheable(g) {
 		dir := sandbox.KeptDir(g.o.Repo.CommonDir, g.prebuiltID())
@@ -407,7 +407,10 @@ func (g *gateRun) findKept() (tok, decoy string, err error) {
 				return n.Canary, n.Decoy, nil
 			}
 			side.Close()
-		} else {
+		} else if g.batch.lone {
+			// A batch keeps none: its verdict cache serves a candidate
+			// gated again, and many candidates' layers would fill the
+			// disk for nothing.
 			g.keepDir = dir
 		}
 	}

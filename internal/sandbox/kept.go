@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -87,7 +88,40 @@ func (c *CandidateCache) keep(dir string, note []byte) error {
 	if err := os.Rename(c.Dir, dir); err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, syscall.ENOTEMPTY) {
 		return fmt.Errorf("sandbox: keep the prebuild: %w", err)
 	}
+	evictKept(filepath.Dir(dir), maxKept)
 	return nil
+}
+
+// maxKept bounds the kept layers of a repository: each is a candidate's
+// compiled packages (11 MiB for spf13/pflag), useful only to that
+// candidate's next gate, so the least recently used go first.
+const maxKept = 16
+
+// evictKept removes the least recently used kept layers in root (by
+// their note's time, which OpenKept renews) until at most n are left,
+// skipping any a gate holds.
+func evictKept(root string, n int) {
+	entries, err := os.ReadDir(root)
+	if err != nil || len(entries) <= n {
+		return
+	}
+	type layer struct {
+		dir  string
+		used time.Time
+	}
+	var layers []layer
+	for _, e := range entries {
+		d := filepath.Join(root, e.Name())
+		fi, err := os.Lstat(filepath.Join(d, keptNote))
+		if err != nil {
+			continue // being removed, or not a layer: gc's to judge
+		}
+		layers = append(layers, layer{d, fi.ModTime()})
+	}
+	sort.Slice(layers, func(i, j int) bool { return layers[i].used.Before(layers[j].used) })
+	for _, l := range layers[:max(len(layers)-n, 0)] {
+		RemoveBuildCache(l.dir) // best effort: held means in use
+	}
 }
 
 // OpenKept opens the layer Keep left in dir, to lie beneath other

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestKeep: a candidate's layer is moved, with its note, where OpenKept
@@ -60,5 +61,38 @@ func TestKeep(t *testing.T) {
 	}
 	if _, _, ok := OpenKept(KeptDir(common, "../x")); ok {
 		t.Error("OpenKept found a layer at an id that is a path")
+	}
+}
+
+// TestEvictKept: beyond the bound, the least recently used kept layers
+// go, but never one a gate holds.
+func TestEvictKept(t *testing.T) {
+	common := t.TempDir()
+	lower := BuildCacheDir(common, "sha256:0123456789abcdef")
+	for i, id := range []string{"a", "b", "c", "d"} {
+		cc, err := OpenCandidateCache(common, lower)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cc.Keep(KeptDir(common, id), []byte(id)); err != nil {
+			t.Fatal(err)
+		}
+		used := time.Now().Add(time.Duration(i-10) * time.Hour) // a the oldest
+		if err := os.Chtimes(filepath.Join(KeptDir(common, id), keptNote), used, used); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, _, ok := OpenKept(KeptDir(common, "a")) // renews a's time: set it back
+	if !ok {
+		t.Fatal("OpenKept found no layer a")
+	}
+	defer held.Close()
+	old := time.Now().Add(-20 * time.Hour)
+	os.Chtimes(filepath.Join(KeptDir(common, "a"), keptNote), old, old)
+	evictKept(filepath.Dir(KeptDir(common, "a")), 2)
+	for id, want := range map[string]bool{"a": true, "b": false, "c": true, "d": true} {
+		if _, err := os.Lstat(KeptDir(common, id)); (err == nil) != want {
+			t.Errorf("layer %s: there = %v, want %v", id, err == nil, want)
+		}
 	}
 }
