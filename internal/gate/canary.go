@@ -122,14 +122,9 @@ type canaryPlan struct {
 
 // planCanary plans patch.canary from the patched tree before any patched
 // run: a run cannot then hide the oracle test from it (and turn the
-// canary into "not run") by changing the tree. Only a failure to read
-// randomness is trouble.
+// canary into "not run") by changing the tree. Its tokens are g.tokens
+// (findKept, where a failure to read randomness is trouble).
 func (g *gateRun) planCanary() error {
-	tok, decoy, err := g.findKept() // a kept prebuild's, else fresh
-	if err != nil {
-		return err
-	}
-	g.tokens = [2]string{tok, decoy}
 	c := g.o.Card
 	if c.Canary == card.CanaryOff {
 		g.canary = canaryPlan{notRun: CanaryOffReason}
@@ -140,7 +135,7 @@ func (g *gateRun) planCanary() error {
 		return fmt.Errorf("canary: %w", err)
 	}
 	defer root.Close()
-	plan, err := testrunner.PlanCanary(root.FS(), c.Pass.Cmd, c.Pass.Workdir, tok, decoy)
+	plan, err := testrunner.PlanCanary(root.FS(), c.Pass.Cmd, c.Pass.Workdir, g.tokens[0], g.tokens[1])
 	var nr *testrunner.NotRecognizedError
 	switch {
 	case errors.As(err, &nr):

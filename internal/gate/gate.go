@@ -195,13 +195,12 @@ type gateRun struct {
 	prebuilt *Candidate
 	// kept is a kept prebuild of the candidate found before the canary
 	// was planned (findKept), which the prebuild takes as its own;
-	// keepDir is where this gate's prebuild is kept when none was found,
-	// keepBuilt that it is to be (its builds all succeeded); tokens are
-	// the canary's and the decoy's (see prebuild.go).
-	kept      *Candidate
-	keepDir   string
-	keepBuilt bool
-	tokens    [2]string
+	// keepDir is where this gate's prebuild is to be kept ("": not at
+	// all, or it did not build whole); tokens are the canary's and the
+	// decoy's (see prebuild.go).
+	kept    *Candidate
+	keepDir string
+	tokens  [2]string
 	// canary is patch.canary's plan, made before the patched runs (see
 	// canary.go).
 	canary canaryPlan
@@ -774,14 +773,17 @@ func (g *gateRun) patchedRules(ctx context.Context) error {
 		return g.fail(RuleDiffActual, "the applied patch differs from what the diff declares: "+why)
 	}
 	g.ok(RuleDiffActual)
+	if err := g.findKept(); err != nil {
+		return err
+	}
+	// Ends the prebuild's side, or the kept one findKept found, after
+	// every run's side that lies over it (deferred below).
+	defer g.dropPrebuilt()
 	// The canary is planned from the tree as the diff made it, before any
 	// patched run could change what it reads.
 	if err := g.planCanary(); err != nil {
 		return err
 	}
-	// Ends the prebuild's side, or the kept one planCanary found, after
-	// every run's side that lies over it (deferred below).
-	defer g.dropPrebuilt()
 	if g.canary.plan != nil {
 		defer g.unplantDecoy()
 		if fi, err := os.Stat(filepath.Join(wt.Dir, filepath.FromSlash(g.canary.plan.File))); err == nil {

@@ -354,7 +354,9 @@ func (g *gateRun) prebuild(ctx context.Context) (ran bool, err error) {
 		}
 	}
 	g.prebuilt = side
-	g.keepBuilt = built && g.keepDir != ""
+	if !built {
+		g.keepDir = "" // only a whole prebuild is kept
+	}
 	return true, nil
 }
 
@@ -394,17 +396,18 @@ func (g *gateRun) prebuiltID() string {
 }
 
 // findKept looks for a kept prebuild of g's candidate before the canary
-// is planned: found, g.kept is its side and the tokens are its own;
-// otherwise fresh ones, and g.keepDir says where this gate's prebuild is
-// to be kept (by a single gate). Only contained, with the gate's cache.
-func (g *gateRun) findKept() (tok, decoy string, err error) {
+// is planned, and sets the canary's tokens (g.tokens): found, g.kept is
+// its side and the tokens are its own; otherwise fresh ones, and
+// g.keepDir says where this gate's prebuild is to be kept (by a single
+// gate). Only contained, with the gate's cache.
+func (g *gateRun) findKept() error {
 	if g.policy != nil && g.batch != nil && g.batch.cacheable(g) {
 		dir := sandbox.KeptDir(g.o.Repo.CommonDir, g.prebuiltID())
 		if side, b, ok := openKept(dir); ok {
 			var n keptNote
 			if json.Unmarshal(b, &n) == nil && validToken(n.Canary) && validToken(n.Decoy) {
-				g.kept = side
-				return n.Canary, n.Decoy, nil
+				g.kept, g.tokens = side, [2]string{n.Canary, n.Decoy}
+				return nil
 			}
 			side.Close()
 		} else if g.batch.lone {
@@ -414,11 +417,14 @@ func (g *gateRun) findKept() (tok, decoy string, err error) {
 			g.keepDir = dir
 		}
 	}
-	if tok, err = canaryToken(); err != nil {
-		return "", "", err
+	for i := range g.tokens {
+		t, err := canaryToken()
+		if err != nil {
+			return err
+		}
+		g.tokens[i] = t
 	}
-	decoy, err = canaryToken()
-	return tok, decoy, err
+	return nil
 }
 
 // dropPrebuilt ends the prebuild's side once the patched runs ended:
@@ -431,7 +437,7 @@ func (g *gateRun) dropPrebuilt() {
 	if g.prebuilt == nil {
 		return
 	}
-	if g.keepBuilt {
+	if g.keepDir != "" {
 		b, _ := json.Marshal(keptNote{Canary: g.tokens[0], Decoy: g.tokens[1]})
 		g.prebuilt.Keep(g.keepDir, b) // a layer not kept costs the next gate time, never correctness
 	} else {
